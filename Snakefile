@@ -1,0 +1,22 @@
+# pipelib: private federated knowledge distillation, from raw data to paper tables.
+# The stage chain and conventions are in README.md; every rule lives in workflow/rules/.
+import os
+
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+# The defaults sit beside this Snakefile (also under --directory); presets/*.yaml and --config override them.
+configfile: os.path.join(workflow.basedir, "config.yaml")
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+include: "workflow/rules/nfdp.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        all_targets(),

@@ -1,0 +1,99 @@
+"""Configuration: JSON-schema validation with errors that name the key and the allowed values."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import yaml
+from jsonschema import Draft202012Validator
+
+from .ingest import DATASETS
+
+# Columns each dataset's ingested tables carry (what a task or scheme may refer to).
+WRITER_DATASETS = {"femnist", "femnist_letters"}
+LABEL_COLUMNS = {name: {"label"} for name in DATASETS} | {"cifar100": {"label", "fine_label", "coarse_label"}}
+
+
+class ConfigError(ValueError):
+    """The configuration is invalid; the message names each offending key."""
+
+
+def schema() -> dict:
+    return yaml.safe_load(resources.files(__package__).joinpath("config.schema.yaml").read_text())
+
+
+def load(*paths) -> dict:
+    """Load YAML config files, later ones deep-merged over earlier ones (as Snakemake does)."""
+    config: dict = {}
+    for path in paths:
+        with open(path) as f:
+            _merge(config, yaml.safe_load(f) or {})
+    return config
+
+
+def _merge(base: dict, update: dict) -> None:
+    for key, value in update.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            _merge(base[key], value)
+        else:
+            base[key] = value
+
+
+def _where(error) -> str:
+    return ".".join(str(p) for p in error.absolute_path) or "(top level)"
+
+
+def _describe(error) -> str:
+    where = _where(error)
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        allowed = sorted(error.schema.get("properties", {}))
+        extra = sorted(set(error.instance) - set(allowed))
+        return f"unknown key {', '.join(map(repr, extra))} in {where}; allowed keys: {', '.join(allowed)}"
+    if error.validator == "enum":
+        allowed = ", ".join(map(str, error.validator_value))
+        return f"config key {where} = {error.instance!r} is not allowed; allowed values: {allowed}"
+    if error.validator == "type":
+        return f"config key {where} = {error.instance!r} has the wrong type; expected {error.validator_value}"
+    if error.validator == "propertyNames":
+        return f"config key {where}: name {error.instance!r} must match {error.schema.get('pattern')}"
+    return f"config key {where}: {error.message}"
+
+
+def validate(config: dict) -> dict:
+    """Validate a merged config; raise ConfigError listing every problem found.
+
+    Beyond the schema, checks references between sections: a scenario's task must exist and
+    its columns must exist in the private dataset; writer-based rules need writer ids.
+    """
+    errors = sorted(Draft202012Validator(schema()).iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
+    problems = [_describe(e) for e in errors]
+    if not problems:
+        problems = _cross_check(config)
+    if problems:
+        raise ConfigError("invalid configuration:\n  - " + "\n  - ".join(problems))
+    return config
+
+
+def _cross_check(config: dict) -> list[str]:
+    problems = []
+    tasks = config["tasks"]
+    for name, sc in config["scenarios"].items():
+        key = f"scenarios.{name}"
+        if sc["task"] not in tasks:
+            problems.append(f"config key {key}.task = {sc['task']!r} is not defined; defined tasks: {', '.join(tasks)}")
+            continue
+        columns = LABEL_COLUMNS[sc["private"]]
+        for what, column in (("task column", tasks[sc["task"]]["column"]), ("subclass_column", sc.get("subclass_column"))):
+            if column is not None and column not in columns:
+                problems.append(f"{key}: {what} {column!r} does not exist in dataset {sc['private']!r} "
+                                f"(it has: {', '.join(sorted(columns))})")
+        uses_writers = sc["scheme"] == "writer" or sc["test"]["source"] == "writer_holdout"
+        if uses_writers and sc["private"] not in WRITER_DATASETS:
+            problems.append(f"{key}: scheme/test rule by writer needs a dataset with writer ids "
+                            f"({', '.join(sorted(WRITER_DATASETS))}), not {sc['private']!r}")
+    return problems
+
+
+def scenario_seed(config: dict, name: str) -> int:
+    """The seed of a scenario: its own ``seed`` key, else the master seed."""
+    return int(config["scenarios"][name].get("seed", config["seed"]))

@@ -1,0 +1,298 @@
+"""Ingest: raw dataset files -> one Parquet image table per split.
+
+Reads the offline copies described in ``../shared/data/README.md`` and, unchanged, the official
+files that torchvision downloads (same folder layout).  Every raw file is checked against the
+md5 sums in ``checksums.json`` (the offline copy's and, for CIFAR, the official one).
+
+All grayscale images are stored with MNIST polarity (0 = background, 255 = ink); LEAF/FEMNIST
+stores the reverse as floats, so it is converted with ``round((1 - x) * 255)`` (exact for these
+files, whose values are multiples of 1/255).
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import logging
+import pickle
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .io import image_table, write_csv, write_json, write_table
+
+log = logging.getLogger(__name__)
+
+SPLITS = ("train", "test")
+
+
+class MissingDataError(FileNotFoundError):
+    """A raw dataset file is not where the data root says it should be."""
+
+
+class ChecksumError(ValueError):
+    """A raw dataset file exists but its md5 sum is not one we know."""
+
+
+def _checksums() -> dict[str, list[str]]:
+    return json.loads(resources.files(__package__).joinpath("checksums.json").read_text())["md5"]
+
+
+def _leaf_shards(prefix: str) -> tuple[str, ...]:
+    """The LEAF shard files recorded in checksums.json under ``prefix`` (train/ or test/)."""
+    names = [p[len("FEMNIST/data/"):] for p in _checksums() if p.startswith("FEMNIST/data/" + prefix)]
+    shard = lambda name: int(name.split("_")[2])  # noqa: E731  all_data_<k>_niid_...
+    return tuple(sorted((n for n in names if n.endswith(".json.gz")), key=shard))
+
+
+@dataclass(frozen=True)
+class RawDataset:
+    """Where a dataset's raw files live under the data root, and how to read them."""
+
+    name: str
+    folder: str
+    splits: dict[str, tuple[str, ...]]
+    kind: str  # "idx", "cifar10", "cifar100" or "leaf"
+    extra: tuple[str, ...] = ()  # files that are checked but not read (label names)
+    torchvision: str | None = None  # torchvision class that can download it
+    label_names: tuple[str, ...] = ()
+
+    def files(self) -> list[str]:
+        """All raw files (relative to the data root) that this dataset needs."""
+        rel = [f for split in SPLITS for f in self.splits[split]] + list(self.extra)
+        return [f"{self.folder}/{f}" for f in rel]
+
+
+_MNIST_FILES = {
+    "train": ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz"),
+    "test": ("t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"),
+}
+
+DATASETS: dict[str, RawDataset] = {
+    "mnist": RawDataset("mnist", "MNIST/raw", _MNIST_FILES, "idx", torchvision="MNIST",
+                        label_names=tuple("0123456789")),
+    "fashion_mnist": RawDataset(
+        "fashion_mnist", "FashionMNIST/raw", _MNIST_FILES, "idx", torchvision="FashionMNIST",
+        label_names=("T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt",
+                     "Sneaker", "Bag", "Ankle boot")),
+    "cifar10": RawDataset(
+        "cifar10", "cifar-10-batches-py",
+        {"train": tuple(f"data_batch_{i}" for i in range(1, 6)), "test": ("test_batch",)},
+        "cifar10", extra=("batches.meta",), torchvision="CIFAR10",
+        label_names=("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship",
+                     "truck")),
+    "cifar100": RawDataset("cifar100", "cifar-100-python", {"train": ("train",), "test": ("test",)},
+                           "cifar100", extra=("meta",), torchvision="CIFAR100"),
+    "femnist": RawDataset("femnist", "FEMNIST/data",
+                          {"train": _leaf_shards("train/"), "test": _leaf_shards("test/")}, "leaf"),
+    "femnist_letters": RawDataset(
+        "femnist_letters", "FEMNIST/letters_af",
+        {"train": ("train/all_data_letters_af_train.json.gz",),
+         "test": ("test/all_data_letters_af_test.json.gz",)}, "leaf"),
+}
+
+
+def dataset(name: str) -> RawDataset:
+    try:
+        return DATASETS[name]
+    except KeyError:
+        raise KeyError(f"unknown dataset {name!r}; known datasets: {', '.join(DATASETS)}") from None
+
+
+def _resolve(root: Path, rel: str) -> Path | None:
+    """The file for ``rel`` under ``root``; a LEAF shard may also be stored uncompressed (.json)."""
+    path = root / rel
+    if path.is_file():
+        return path
+    if rel.endswith(".json.gz") and (root / rel[:-3]).is_file():
+        return root / rel[:-3]
+    return None
+
+
+def raw_files(name: str, data_root) -> dict[str, Path]:
+    """Locate every raw file of dataset ``name`` under ``data_root``: {expected relative path: file}.
+
+    Raises MissingDataError listing the expected files and the data root searched.
+    """
+    spec, root = dataset(name), Path(data_root)
+    found, missing = {}, []
+    for rel in spec.files():
+        path = _resolve(root, rel)
+        if path:
+            found[rel] = path
+        else:
+            missing.append(rel)
+    if missing:
+        hint = (f"set download: true to fetch it with torchvision.datasets.{spec.torchvision}"
+                if spec.torchvision else "it cannot be downloaded automatically; see ../shared/data/README.md")
+        listing = "\n  ".join(missing)
+        raise MissingDataError(
+            f"dataset {name!r}: {len(missing)} of {len(spec.files())} raw files missing under data root "
+            f"{root.resolve()} (config key data_root={str(data_root)!r}).\nExpected files:\n  {listing}\n"
+            f"Point data_root at the folder that holds {spec.folder}/, or {hint}.")
+    return found
+
+
+def md5sum(path, chunk: int = 1 << 20) -> str:
+    h = hashlib.md5()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def verify_checksums(paths: list[Path], data_root) -> dict[str, str]:
+    """Check each file's md5 against checksums.json; returns {relative path: md5}.
+
+    Raises ChecksumError naming the first file whose md5 is not a known one.  A file with no
+    recorded checksum is accepted with a warning.
+    """
+    known, root, seen = _checksums(), Path(data_root).resolve(), {}
+    for path in paths:
+        rel = Path(path).resolve().relative_to(root).as_posix()
+        got = md5sum(path)
+        seen[rel] = got
+        if rel not in known:
+            log.warning("no recorded checksum for %s (md5 %s); accepted unchecked", rel, got)
+        elif got not in known[rel]:
+            raise ChecksumError(
+                f"checksum mismatch for {path}: md5 {got}, expected {' or '.join(known[rel])}. "
+                f"The file is corrupt or not the version this pipeline knows; re-copy it "
+                f"(or set verify_checksums: false at your own risk).")
+    return seen
+
+
+def download(name: str, data_root) -> None:
+    """Fetch dataset ``name`` into ``data_root`` with torchvision (needs internet)."""
+    spec = dataset(name)
+    if spec.torchvision is None:
+        raise MissingDataError(f"dataset {name!r} has no download; see ../shared/data/README.md")
+    import torchvision.datasets as tvd
+
+    cls = getattr(tvd, spec.torchvision)
+    for train in (True, False):
+        cls(root=str(data_root), train=train, download=True)
+
+
+# ---------------------------------------------------------------------------------------- readers
+
+def _read_idx(images_path: Path, labels_path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """Read an IDX image/label pair (gzip or plain) into (N, H, W, 1) uint8 images and labels."""
+    def raw(p):
+        with (gzip.open(p) if p.suffix == ".gz" else open(p, "rb")) as f:
+            return f.read()
+
+    img, lab = raw(images_path), raw(labels_path)
+    magic, n, rows, cols = np.frombuffer(img[:16], dtype=">u4")
+    lmagic, ln = np.frombuffer(lab[:8], dtype=">u4")
+    if magic != 2051 or lmagic != 2049 or n != ln or len(img) != 16 + n * rows * cols or len(lab) != 8 + ln:
+        raise ValueError(f"malformed IDX pair {images_path.name} / {labels_path.name}: "
+                         f"magic {magic}/{lmagic}, counts {n}/{ln}")
+    images = np.frombuffer(img, dtype=np.uint8, offset=16).reshape(n, rows, cols, 1)
+    return images, np.frombuffer(lab, dtype=np.uint8, offset=8).astype(np.int16)
+
+
+def _read_cifar(paths: list[Path], label_keys: tuple[str, ...]) -> tuple[np.ndarray, dict]:
+    """Read CIFAR python-version pickles into (N, 32, 32, 3) uint8 images and label columns."""
+    data, labels = [], {k: [] for k in label_keys}
+    for path in paths:
+        with open(path, "rb") as f:
+            d = pickle.load(f, encoding="latin1")
+        data.append(np.asarray(d["data"], dtype=np.uint8))
+        for k in label_keys:
+            labels[k].extend(d[k])
+    flat = np.concatenate(data)
+    images = flat.reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1)
+    return np.ascontiguousarray(images), {k: np.asarray(v, dtype=np.int16) for k, v in labels.items()}
+
+
+def _read_leaf(paths: list[Path]) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Read LEAF FEMNIST JSON shards into (N, 28, 28, 1) uint8 images (ink high), labels, writers."""
+    xs, ys, writers = [], [], []
+    for path in paths:
+        with (gzip.open(path, "rt") if path.suffix == ".gz" else open(path)) as f:
+            shard = json.load(f)
+        for user in shard["users"]:
+            ud = shard["user_data"][user]
+            if len(ud["x"]) != len(ud["y"]):
+                raise ValueError(f"{path}: writer {user} has {len(ud['x'])} images but {len(ud['y'])} labels")
+            xs.append(np.asarray(ud["x"], dtype=np.float64).reshape(-1, 28, 28, 1))
+            ys.extend(ud["y"])
+            writers.extend([user] * len(ud["y"]))
+    x = np.concatenate(xs) if xs else np.zeros((0, 28, 28, 1))
+    images = np.rint((1.0 - x) * 255.0).clip(0, 255).astype(np.uint8)
+    return images, np.asarray(ys, dtype=np.int16), writers
+
+
+def read_split(name: str, split: str, paths: dict[str, Path]) -> tuple[dict, np.ndarray]:
+    """Read one split of a dataset; returns (metadata columns, images)."""
+    spec = dataset(name)
+    files = [paths[f"{spec.folder}/{f}"] for f in spec.splits[split]]
+    if spec.kind == "idx":
+        images, labels = _read_idx(*files)
+        cols = {"label": labels}
+    elif spec.kind == "cifar10":
+        images, lab = _read_cifar(files, ("labels",))
+        cols = {"label": lab["labels"]}
+    elif spec.kind == "cifar100":
+        images, lab = _read_cifar(files, ("fine_labels", "coarse_labels"))
+        cols = {"label": lab["fine_labels"], "fine_label": lab["fine_labels"],
+                "coarse_label": lab["coarse_labels"]}
+    elif spec.kind == "leaf":
+        images, labels, writers = _read_leaf(files)
+        cols = {"label": labels, "writer": writers}
+    else:  # pragma: no cover - guarded by DATASETS
+        raise ValueError(spec.kind)
+    return {"index": np.arange(len(images), dtype=np.int32), **cols}, images
+
+
+def _label_names(name: str, paths: dict[str, Path]) -> dict:
+    spec = dataset(name)
+    if spec.kind == "cifar100":
+        with open(paths[f"{spec.folder}/meta"], "rb") as f:
+            meta = pickle.load(f, encoding="latin1")
+        return {"fine_label": meta["fine_label_names"], "coarse_label": meta["coarse_label_names"]}
+    if spec.kind == "leaf":
+        chars = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+        return {"label": list(chars)}
+    return {"label": list(spec.label_names)}
+
+
+def ingest(name: str, data_root, out_dir, verify: bool = True, fetch: bool = False) -> pd.DataFrame:
+    """Ingest dataset ``name`` into ``out_dir/{train,test}.parquet`` and ``out_dir/class_counts.csv``.
+
+    Returns the per-split, per-class counts that it also writes.
+    """
+    if fetch:
+        download(name, data_root)
+    by_rel = raw_files(name, data_root)
+    root = Path(data_root).resolve()
+    md5s = verify_checksums(list(by_rel.values()), data_root) if verify else {}
+    out_dir = Path(out_dir)
+    names = _label_names(name, by_rel)
+    counts, summary = [], {"dataset": name, "data_root": str(root), "md5": md5s, "splits": {}}
+    for split in SPLITS:
+        cols, images = read_split(name, split, by_rel)
+        meta = {"dataset": name, "split": split, "polarity": "ink_high" if images.shape[-1] == 1 else "rgb",
+                "label_names": names}
+        write_table(image_table(cols, images, meta), out_dir / f"{split}.parquet")
+        label_col = "coarse_label" if "coarse_label" in cols else None
+        frame = pd.DataFrame({"label": cols["label"]})
+        if label_col:
+            frame["coarse_label"] = cols[label_col]
+        c = frame.value_counts().rename("count").reset_index()
+        c.insert(0, "split", split)
+        counts.append(c)
+        summary["splits"][split] = {"images": len(images), "shape": list(images.shape[1:]),
+                                    "classes": int(frame["label"].nunique())}
+        if "writer" in cols:
+            summary["splits"][split]["writers"] = len(set(cols["writer"]))
+        log.info("%s/%s: %d images %s", name, split, len(images), images.shape[1:])
+    table = pd.concat(counts, ignore_index=True).sort_values(["split", "label"], kind="stable")
+    write_csv(table, out_dir / "class_counts.csv")
+    write_json(summary, out_dir / "summary.json")
+    return table

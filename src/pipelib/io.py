@@ -1,0 +1,131 @@
+"""Atomic file writes and the Parquet image-table format every stage shares.
+
+An image table has one row per image: integer columns (``index``, ``label``, ...), optional
+string columns (``writer``, ``split``) and a ``pixels`` column of fixed-size binary values, one
+flattened H*W*C uint8 image per row (fixed-size binary reads ~25x faster than a list<uint8> column).  The image shape and provenance live in the schema metadata
+under the key ``pipelib``, so a table explains itself without the config that made it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+META_KEY = b"pipelib"
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary file beside ``path``; it replaces ``path`` only if the block succeeds.
+
+    A killed or failing job therefore never leaves a half-written file under the final name.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; give the file the usual mode
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+def write_json(obj, path) -> None:
+    """Write ``obj`` as indented, key-sorted JSON, atomically."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, default=_json_default) + "\n")
+
+
+def read_json(path):
+    return json.loads(Path(path).read_text())
+
+
+def write_csv(df: pd.DataFrame, path) -> None:
+    """Write a DataFrame as CSV (no index), atomically."""
+    with atomic_path(path) as tmp:
+        df.to_csv(tmp, index=False)
+
+
+def _json_default(x):
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    raise TypeError(f"cannot serialise {type(x).__name__} to JSON")
+
+
+def image_table(columns: dict[str, np.ndarray | list], images: np.ndarray, meta: dict) -> pa.Table:
+    """Build an image table from metadata columns and an (N, H, W, C) uint8 array."""
+    if images.dtype != np.uint8 or images.ndim != 4:
+        raise ValueError(f"images must be uint8 (N, H, W, C), got {images.dtype} {images.shape}")
+    n, size = images.shape[0], int(np.prod(images.shape[1:]))
+    buf = pa.py_buffer(np.ascontiguousarray(images).tobytes())
+    pixels = pa.FixedSizeBinaryArray.from_buffers(pa.binary(size), n, [None, buf])
+    arrays, names = [], []
+    for name, values in columns.items():
+        arr = pa.array(values)
+        if len(arr) != n:
+            raise ValueError(f"column {name!r} has {len(arr)} rows, images have {n}")
+        arrays.append(arr)
+        names.append(name)
+    meta = {**meta, "shape": list(images.shape[1:])}
+    schema_meta = {META_KEY: json.dumps(meta, sort_keys=True).encode()}
+    return pa.Table.from_arrays(arrays + [pixels], names=names + ["pixels"]).replace_schema_metadata(schema_meta)
+
+
+def write_table(table: pa.Table, path) -> None:
+    """Write a Parquet table atomically (zstd-compressed)."""
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp, compression="zstd")
+
+
+def table_meta(table_or_path) -> dict:
+    """The ``pipelib`` metadata dict of an image table (or of the Parquet file at a path)."""
+    schema = table_or_path.schema if isinstance(table_or_path, pa.Table) else pq.read_schema(table_or_path)
+    raw = (schema.metadata or {}).get(META_KEY)
+    return json.loads(raw) if raw else {}
+
+
+def read_images(path) -> tuple[pd.DataFrame, np.ndarray, dict]:
+    """Read an image table: (non-pixel columns as a DataFrame, images (N, H, W, C) uint8, metadata)."""
+    table = pq.read_table(path)
+    meta = table_meta(table)
+    images = pixels_of(table, meta["shape"])
+    frame = table.drop(["pixels"]).to_pandas()
+    return frame, images, meta
+
+
+def pixels_of(table: pa.Table, shape) -> np.ndarray:
+    """The ``pixels`` column of a table as an (N, *shape) uint8 array."""
+    col = table.column("pixels").combine_chunks()
+    size = int(np.prod(shape))
+    flat = np.frombuffer(col.buffers()[1], dtype=np.uint8, count=len(col) * size, offset=col.offset * size)
+    return flat.reshape(len(col), *shape)
+
+
+def take_rows(table: pa.Table, rows: np.ndarray, extra: dict[str, np.ndarray] | None = None,
+              meta_update: dict | None = None) -> pa.Table:
+    """Select ``rows`` of an image table (repeats allowed), optionally adding columns and metadata."""
+    out = table.take(pa.array(np.asarray(rows, dtype=np.int64)))
+    for name, values in (extra or {}).items():
+        idx = out.schema.get_field_index(name)
+        arr = pa.array(values)
+        out = out.set_column(idx, name, arr) if idx >= 0 else out.add_column(0, name, arr)
+    if meta_update:
+        meta = {**table_meta(table), **meta_update}
+        out = out.replace_schema_metadata({META_KEY: json.dumps(meta, sort_keys=True).encode()})
+    return out

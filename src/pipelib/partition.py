@@ -1,0 +1,264 @@
+"""Partition: split a private dataset into a held-out test set and N parties' private sets.
+
+A scenario names a public dataset, a private dataset, a *task* (which private records take part
+and how their labels map to task classes 0..C-1), a *test* rule and a *scheme* that deals the
+remaining pool to the parties:
+
+* ``iid``       shuffle the pool and cut it into N near-equal parts;
+* ``writer``    whole writers per party (no writer is split), balanced by record count;
+* ``subclass``  party i holds subclass (i mod s) of every task class, where a task class has s
+                subclasses (CIFAR-100: a superclass and its fine classes); parties that share a
+                subclass split its records disjointly;
+* ``dirichlet`` label skew: each class is divided among parties by proportions ~ Dir(alpha).
+
+This module only decides *who holds what*; the dealer job writes one self-contained table per
+party, so that every later party job reads its own file and nothing else.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .seeding import rng
+
+SCHEMES = ("iid", "writer", "subclass", "dirichlet")
+TEST_SOURCES = ("test_split", "writer_holdout")
+
+
+@dataclass
+class Pool:
+    """Candidate records of a task: metadata frame (one row per record) and their images."""
+
+    frame: pd.DataFrame
+    images: np.ndarray
+
+
+def task_classes(task: dict) -> list[list[int]]:
+    """A task's classes as lists of source label values (a bare int means a one-value class)."""
+    return [c if isinstance(c, list) else [c] for c in task["classes"]]
+
+
+def relabel(frame: pd.DataFrame, task: dict) -> pd.Series:
+    """Task label of every row (-1 where the row is not part of the task)."""
+    column = task["column"]
+    if column not in frame.columns:
+        raise ValueError(f"task column {column!r} is not in the dataset (columns: {', '.join(frame.columns)})")
+    mapping = {v: i for i, values in enumerate(task_classes(task)) for v in values}
+    return frame[column].map(mapping).fillna(-1).astype(np.int16)
+
+
+def task_records(split_frames: dict[str, pd.DataFrame], split_images: dict[str, np.ndarray], task: dict) -> Pool:
+    """All records of the given splits that belong to the task, relabelled to task classes."""
+    frames, images = [], []
+    for split, frame in split_frames.items():
+        label = relabel(frame, task)
+        keep = np.flatnonzero(label.to_numpy() >= 0)
+        f = frame.iloc[keep].rename(columns={"label": "source_label"}).reset_index(drop=True)
+        f.insert(0, "split", split)
+        f.insert(2, "label", label.to_numpy()[keep])
+        frames.append(f)
+        images.append(split_images[split][keep])
+    return Pool(pd.concat(frames, ignore_index=True), np.concatenate(images))
+
+
+def hold_out_test(pool: Pool, test: dict, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Split pool rows into (test rows, private rows) by the scenario's test rule."""
+    source = test["source"]
+    n = len(pool.frame)
+    if source == "test_split":
+        is_test = (pool.frame["split"] == "test").to_numpy()
+    elif source == "writer_holdout":
+        if "writer" not in pool.frame:
+            raise ValueError("test source writer_holdout needs a dataset with writer ids (FEMNIST)")
+        sizes = pool.frame.groupby("writer", sort=True).size()
+        order = sizes.index.to_numpy()[rng(seed, "test-writers").permutation(len(sizes))]
+        taken = np.cumsum(sizes.loc[order].to_numpy()) <= math.ceil(test["fraction"] * n)
+        is_test = pool.frame["writer"].isin(set(order[taken])).to_numpy()
+    else:
+        raise ValueError(f"unknown test source {source!r}; allowed: {', '.join(TEST_SOURCES)}")
+    return np.flatnonzero(is_test), np.flatnonzero(~is_test)
+
+
+def deal(frame: pd.DataFrame, scenario: dict, seed: int) -> list[np.ndarray]:
+    """Deal the rows of ``frame`` (the private pool) to ``scenario['parties']`` parties.
+
+    Returns one array of row positions per party; parties never share a row.
+    """
+    n_parties, scheme = scenario["parties"], scenario["scheme"]
+    r = rng(seed, "deal", scheme)
+    if scheme == "iid":
+        parts = np.array_split(r.permutation(len(frame)), n_parties)
+    elif scheme == "writer":
+        parts = _by_writer(frame, n_parties, r)
+    elif scheme == "subclass":
+        parts = _by_subclass(frame, scenario["subclass_column"], n_parties, r)
+    elif scheme == "dirichlet":
+        parts = _by_dirichlet(frame["label"].to_numpy(), n_parties, scenario["alpha"],
+                              scenario.get("min_records", 1), r)
+    else:
+        raise ValueError(f"unknown scheme {scheme!r}; allowed: {', '.join(SCHEMES)}")
+    parts = [np.sort(np.asarray(p, dtype=np.int64)) for p in parts]
+    empty = [i for i, p in enumerate(parts) if len(p) == 0]
+    if empty:
+        raise ValueError(f"scheme {scheme!r} left parties {empty} with no records "
+                         f"({len(frame)} records for {n_parties} parties); use fewer parties")
+    return parts
+
+
+def _by_writer(frame, n_parties, r):
+    """Largest writers first (random tie order), each to the party holding fewest records so far."""
+    if "writer" not in frame:
+        raise ValueError("scheme 'writer' needs a dataset with writer ids (FEMNIST)")
+    sizes = frame.groupby("writer", sort=True).size()
+    if len(sizes) < n_parties:
+        raise ValueError(f"scheme 'writer': {len(sizes)} writers cannot fill {n_parties} parties")
+    tie = r.permutation(len(sizes))
+    order = np.lexsort((tie, -sizes.to_numpy()))
+    loads, owner = np.zeros(n_parties, dtype=np.int64), {}
+    for w in order:
+        p = int(np.argmin(loads))
+        owner[sizes.index[w]] = p
+        loads[p] += sizes.iloc[w]
+    who = frame["writer"].map(owner).to_numpy()
+    return [np.flatnonzero(who == p) for p in range(n_parties)]
+
+
+def _by_subclass(frame, column, n_parties, r):
+    if column not in frame:
+        raise ValueError(f"scheme 'subclass': column {column!r} not in the dataset")
+    parts = [[] for _ in range(n_parties)]
+    for label in sorted(frame["label"].unique()):
+        subs = sorted(frame.loc[frame["label"] == label, column].unique())
+        holders = {s: [p for p in range(n_parties) if subs[p % len(subs)] == s] for s in subs}
+        for s, ps in holders.items():
+            if not ps:
+                continue  # fewer parties than subclasses: this subclass is left unused
+            rows = r.permutation(np.flatnonzero(((frame["label"] == label) & (frame[column] == s)).to_numpy()))
+            for p, chunk in zip(ps, np.array_split(rows, len(ps))):
+                parts[p].extend(chunk.tolist())
+    return parts
+
+
+def _by_dirichlet(labels, n_parties, alpha, min_records, r, attempts=1000):
+    for _ in range(attempts):
+        parts = [[] for _ in range(n_parties)]
+        for c in np.unique(labels):
+            rows = r.permutation(np.flatnonzero(labels == c))
+            cuts = (np.cumsum(r.dirichlet(np.full(n_parties, alpha)))[:-1] * len(rows)).astype(int)
+            for p, chunk in enumerate(np.split(rows, cuts)):
+                parts[p].extend(chunk.tolist())
+        if min(map(len, parts)) >= min_records:
+            return parts
+    raise ValueError(f"dirichlet(alpha={alpha}) gave some party fewer than {min_records} records in "
+                     f"{attempts} draws; raise alpha or lower min_records")
+
+
+def summarize(frame: pd.DataFrame, test_rows: np.ndarray, parts: list[np.ndarray], n_classes: int) -> dict:
+    """Counts per role and per party (records, classes, writers) for the partition's summary.json."""
+    def describe(rows):
+        f = frame.iloc[rows]
+        d = {"n": int(len(rows)),
+             "class_counts": np.bincount(f["label"].to_numpy(), minlength=n_classes).tolist()}
+        if "writer" in f:
+            d["writers"] = int(f["writer"].nunique())
+        return d
+
+    sizes = [len(p) for p in parts]
+    return {"test": describe(test_rows), "parties_detail": [describe(p) for p in parts],
+            "party_n": sizes, "party_n_min": int(min(sizes)), "party_n_max": int(max(sizes))}
+
+
+# ----------------------------------------------------------------------------- stage entry points
+
+def _read_splits(data_dir) -> tuple[dict, dict, dict]:
+    from .ingest import SPLITS
+    from .io import read_images
+
+    frames, images, meta = {}, {}, {}
+    for split in SPLITS:
+        frames[split], images[split], meta = read_images(f"{data_dir}/{split}.parquet")
+    return frames, images, meta
+
+
+def make_partition(name: str, scenario: dict, task: dict, seed: int, private_dir, public_dir, out: dict) -> dict:
+    """The dealer job: decide test/party membership for a scenario and write its shared tables.
+
+    ``out`` names the outputs: ``assignment`` (who holds which record; indices only),
+    ``test`` (held-out test set with pixels), ``public`` (index table of the public pool) and
+    ``summary`` (JSON counts).  Party tables are written by :func:`extract_party`.
+    """
+    import pyarrow.parquet as pq
+
+    from .io import image_table, write_json, write_table
+
+    frames, images, meta = _read_splits(private_dir)
+    pool = task_records(frames, images, task)
+    test_rows, private_rows = hold_out_test(pool, scenario["test"], seed)
+    parts = [private_rows[p] for p in deal(pool.frame.iloc[private_rows].reset_index(drop=True), scenario, seed)]
+    n_classes = len(task_classes(task))
+    names = task.get("names") or [str(i) for i in range(n_classes)]
+    common = {"scenario": name, "dataset": scenario["private"], "task_classes": names, "seed": seed}
+
+    owner = np.full(len(pool.frame), -2, dtype=np.int32)  # -2 unused, -1 test, >= 0 party
+    owner[test_rows] = -1
+    for p, rows in enumerate(parts):
+        owner[rows] = p
+    assignment = pool.frame[["split", "index", "label"]].assign(party=owner)
+    write_table(_plain_table(assignment, {**common, "role": "assignment"}), out["assignment"])
+
+    test = pool.frame.iloc[test_rows]
+    write_table(image_table({c: test[c].to_numpy() for c in test.columns}, pool.images[test_rows],
+                            {**common, "role": "test", "polarity": meta.get("polarity")}), out["test"])
+
+    public = pq.read_table(f"{public_dir}/train.parquet", columns=["index", "label"]).to_pandas()
+    public.insert(0, "split", "train")
+    write_table(_plain_table(public, {"scenario": name, "dataset": scenario["public"], "role": "public",
+                                      "source": f"{public_dir}/train.parquet"}), out["public"])
+
+    summary = {"scenario": name, **{k: v for k, v in scenario.items() if k != "nfdp"}, "seed": seed,
+               "task_classes": names, "public_n": len(public), "pool_n": int(len(pool.frame)),
+               **summarize(pool.frame, test_rows, parts, n_classes)}
+    write_json(summary, out["summary"])
+    return summary
+
+
+def _plain_table(frame: pd.DataFrame, meta: dict):
+    import json
+
+    import pyarrow as pa
+
+    from .io import META_KEY
+
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    return table.replace_schema_metadata({META_KEY: json.dumps(meta, sort_keys=True).encode()})
+
+
+def extract_party(assignment_path, private_dir, party: int, out_path) -> int:
+    """Write party ``party``'s private records (with pixels) as its own table; returns its n."""
+    import pyarrow.parquet as pq
+
+    from .io import image_table, table_meta, write_table
+
+    meta = table_meta(assignment_path)
+    assignment = pq.read_table(assignment_path).to_pandas()
+    mine = assignment[assignment["party"] == party]
+    if mine.empty:
+        raise ValueError(f"scenario {meta['scenario']!r} has no party {party}")
+    frames, images, data_meta = _read_splits(private_dir)
+    cols, parts = [], []
+    for split, rows in mine.groupby("split", sort=False):
+        at = rows["index"].to_numpy()  # ingest writes index == row position
+        f = frames[split].iloc[at].reset_index(drop=True).rename(columns={"label": "source_label"})
+        f.insert(0, "split", split)
+        f.insert(2, "label", rows["label"].to_numpy())
+        cols.append(f)
+        parts.append(images[split][at])
+    frame = pd.concat(cols, ignore_index=True)
+    write_table(image_table({c: frame[c].to_numpy() for c in frame.columns}, np.concatenate(parts),
+                            {**meta, "role": "party", "party": party, "polarity": data_meta.get("polarity")}),
+                out_path)
+    return len(frame)

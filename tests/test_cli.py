@@ -1,0 +1,31 @@
+"""The pipelib command line."""
+
+from pathlib import Path
+
+from pipelib.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_nfdp_guarantee(capsys):
+    assert main(["nfdp", "--n", "300", "--k", "60", "--sampling", "without_replacement"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1] == "without_replacement,300,60,0.222313,0.2,0.0965495,True"
+
+
+def test_nfdp_max_k(capsys):
+    assert main(["nfdp", "--n", "300", "--epsilon", "1", "--delta", "0.2", "--sampling", "without_replacement"]) == 0
+    assert capsys.readouterr().out.splitlines()[1].split(",")[4] == "60"
+
+
+def test_nfdp_bad_input(capsys):
+    assert main(["nfdp", "--n", "300", "--k", "400", "--sampling", "without_replacement"]) == 2
+    assert "k <= n, got k=400 > n=300" in capsys.readouterr().err
+
+
+def test_check_config(capsys, tmp_path):
+    assert main(["check-config", str(REPO / "config.yaml")]) == 0
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("seed: -1\n")
+    assert main(["check-config", str(REPO / "config.yaml"), str(bad)]) == 2
+    assert "config key seed" in capsys.readouterr().err

@@ -1,0 +1,101 @@
+"""Config validation: the shipped config and presets are valid; bad values name key and allowed values."""
+
+import copy
+from pathlib import Path
+
+import pytest
+
+from pipelib.config import ConfigError, load, validate
+
+REPO = Path(__file__).resolve().parents[1]
+PRESETS = sorted((REPO / "presets").glob("*.yaml"))
+
+
+@pytest.fixture
+def config():
+    return load(REPO / "config.yaml")
+
+
+def test_shipped_config_is_valid(config):
+    validate(config)
+
+
+@pytest.mark.parametrize("preset", PRESETS, ids=lambda p: p.name)
+def test_presets_are_valid(preset):
+    validate(load(REPO / "config.yaml", preset))
+
+
+def bad(config, edit):
+    c = copy.deepcopy(config)
+    edit(c)
+    with pytest.raises(ConfigError) as err:
+        validate(c)
+    return str(err.value)
+
+
+def test_unknown_top_level_key(config):
+    msg = bad(config, lambda c: c.update(sede=1))
+    assert "unknown key 'sede' in (top level)" in msg and "allowed keys:" in msg and "seed" in msg
+
+
+def test_unknown_scenario_key(config):
+    msg = bad(config, lambda c: c["scenarios"]["cifar_iid"].update(partys=3))
+    assert "unknown key 'partys' in scenarios.cifar_iid" in msg and "parties" in msg
+
+
+def test_wrong_type(config):
+    msg = bad(config, lambda c: c["scenarios"]["cifar_iid"].update(parties="ten"))
+    assert "scenarios.cifar_iid.parties = 'ten' has the wrong type; expected integer" in msg
+
+
+def test_unknown_scheme_lists_allowed(config):
+    msg = bad(config, lambda c: c["scenarios"]["cifar_iid"].update(scheme="iidd"))
+    assert "scenarios.cifar_iid.scheme = 'iidd' is not allowed" in msg
+    assert "allowed values: iid, writer, subclass, dirichlet" in msg
+
+
+def test_unknown_dataset_lists_allowed(config):
+    msg = bad(config, lambda c: c["scenarios"]["cifar_iid"].update(private="svhn"))
+    assert "scenarios.cifar_iid.private = 'svhn' is not allowed" in msg and "cifar100" in msg
+
+
+def test_unknown_sampling(config):
+    msg = bad(config, lambda c: c["scenarios"]["cifar_iid"]["nfdp"].update(sampling=["poisson"]))
+    assert "scenarios.cifar_iid.nfdp.sampling.0 = 'poisson'" in msg and "with_replacement" in msg
+
+
+def test_k_must_be_positive(config):
+    msg = bad(config, lambda c: c["scenarios"]["cifar_iid"]["nfdp"].update(k=[0]))
+    assert "scenarios.cifar_iid.nfdp.k.0" in msg
+
+
+def test_dirichlet_needs_alpha(config):
+    msg = bad(config, lambda c: c["scenarios"]["cifar_iid"].update(scheme="dirichlet"))
+    assert "scenarios.cifar_iid" in msg and "'alpha' is a required property" in msg
+
+
+def test_undefined_task(config):
+    msg = bad(config, lambda c: c["scenarios"]["cifar_iid"].update(task="nope"))
+    assert "scenarios.cifar_iid.task = 'nope' is not defined" in msg and "cifar100_fine6" in msg
+
+
+def test_writer_scheme_needs_writer_ids(config):
+    msg = bad(config, lambda c: c["scenarios"]["cifar_iid"].update(scheme="writer"))
+    assert "needs a dataset with writer ids" in msg
+
+
+def test_task_column_must_exist(config):
+    msg = bad(config, lambda c: c["scenarios"]["femnist_iid"].update(task="cifar100_coarse6"))
+    assert "task column 'coarse_label' does not exist in dataset 'femnist_letters'" in msg
+
+
+def test_scenario_name_pattern(config):
+    msg = bad(config, lambda c: c["scenarios"].update({"bad-name": c["scenarios"]["cifar_iid"]}))
+    assert "'bad-name'" in msg
+
+
+def test_merge_is_deep(tmp_path):
+    over = tmp_path / "o.yaml"
+    over.write_text("scenarios:\n  cifar_iid: {parties: 2}\n")
+    c = load(REPO / "config.yaml", over)
+    assert c["scenarios"]["cifar_iid"]["parties"] == 2 and c["scenarios"]["cifar_iid"]["scheme"] == "iid"

@@ -1,0 +1,144 @@
+"""The real Snakefile on the tiny preset, in a temporary directory: outputs, caching, bad input."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from pipelib import privacy
+
+pytestmark = pytest.mark.workflow
+
+REPO = Path(__file__).resolve().parents[1]
+SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+TINY = REPO / "presets" / "tiny.yaml"
+
+
+def snakemake(workdir, *args, data_root=None, check=True):
+    cmd = [*SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir), "--cores", "2",
+           "--configfile", str(TINY), *args]
+    if data_root is not None:
+        cmd += ["--config", f"data_root={data_root}"]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"snakemake failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}")
+    return proc
+
+
+def job_counts(output: str) -> dict[str, int]:
+    """Parse the 'Job stats' table of a dry run."""
+    m = re.search(r"Job stats:\n.*?\n-+\s+-+\n(.*?)\ntotal", output, flags=re.S)
+    assert m, output[-2000:]
+    return {name: int(n) for name, n in (line.split() for line in m.group(1).strip().splitlines())}
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory, data_root):
+    work = tmp_path_factory.mktemp("tiny")
+    snakemake(work, data_root=data_root)
+    return work
+
+
+def test_builds_every_scenario(tiny):
+    parts = pd.read_csv(tiny / "results" / "partitions.csv")
+    assert set(parts["scenario"]) == {"femnist_iid", "femnist_noniid", "cifar_iid", "cifar_noniid"}
+    assert (parts[parts.role == "party"].groupby("scenario").size() == 3).all()
+    for scenario in parts["scenario"].unique():
+        for party in range(3):
+            assert (tiny / f"results/partitions/{scenario}/party-{party}.parquet").is_file()
+
+
+def test_ledger_equals_theorems(tiny):
+    ledger = pd.read_csv(tiny / "results" / "privacy_ledger.csv")
+    assert {"party", "n", "k", "sampling", "epsilon", "delta", "epsilon_log10", "delta_vacuous"} <= set(ledger)
+    assert len(ledger) == 3 * 7  # 7 (scenario, sampling, k) combinations of the tiny preset, 3 parties each
+    for row in ledger.itertuples():
+        g = privacy.nfdp(row.n, row.k, row.sampling)
+        assert row.epsilon == pytest.approx(g.epsilon, rel=1e-12)
+        assert row.delta == pytest.approx(g.delta, rel=1e-12)
+        assert row.epsilon_log10 == pytest.approx(g.epsilon / np.log(10), rel=1e-12)
+        assert bool(row.delta_vacuous) == (g.delta >= 1 / row.n)
+    assert (ledger["preset"] == "tiny").all()
+
+
+def test_party_n_matches_ledger_and_samples_come_from_the_party(tiny):
+    ledger = pd.read_csv(tiny / "results/samples/femnist_iid/without_replacement-k16/ledger.csv")
+    for party in range(3):
+        own = pq.read_table(tiny / f"results/partitions/femnist_iid/party-{party}.parquet").to_pandas()
+        sample = pq.read_table(tiny / f"results/samples/femnist_iid/without_replacement-k16/party-{party}.parquet").to_pandas()
+        assert ledger.loc[ledger.party == party, "n"].item() == len(own)
+        keys = set(zip(own["split"], own["index"]))
+        assert len(sample) == 16 and set(zip(sample["split"], sample["index"])) <= keys
+        assert not sample.duplicated(["split", "index"]).any()  # without replacement
+
+
+def test_parties_and_test_set_are_disjoint(tiny):
+    for scenario in ("femnist_noniid", "cifar_noniid"):
+        test = pq.read_table(tiny / f"results/partitions/{scenario}/test.parquet").to_pandas()
+        seen = set(zip(test["split"], test["index"]))
+        writers = set(test.get("writer", []))
+        for party in range(3):
+            own = pq.read_table(tiny / f"results/partitions/{scenario}/party-{party}.parquet").to_pandas()
+            keys = set(zip(own["split"], own["index"]))
+            assert not keys & seen
+            seen |= keys
+            if "writer" in own:
+                assert not set(own["writer"]) & writers
+                writers |= set(own["writer"])
+
+
+def test_second_run_has_nothing_to_do(tiny, data_root):
+    out = snakemake(tiny, "-n", data_root=data_root)
+    assert "Nothing to be done" in out.stdout + out.stderr
+
+
+def test_changing_one_k_reruns_only_its_jobs(tiny, data_root, tmp_path):
+    change = tmp_path / "k.yaml"
+    change.write_text("scenarios:\n  femnist_noniid: {nfdp: {sampling: [with_replacement], k: [8]}}\n")
+    out = snakemake(tiny, "-n", "--configfile", str(TINY), str(change), data_root=data_root)
+    assert job_counts(out.stdout) == {"nfdp_sample": 3, "nfdp_ledger": 1, "privacy_ledger": 1, "all": 1}
+    new = re.findall(r"output: (results/samples/\S+)", out.stdout)
+    assert new and all("femnist_noniid/with_replacement-k8/" in p for p in new)
+
+
+def test_lint_is_clean():
+    proc = subprocess.run([*SNAKEMAKE, "--lint", "--snakefile", str(REPO / "Snakefile")], capture_output=True,
+                          text=True, cwd=REPO)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Lints for" not in proc.stdout + proc.stderr
+
+
+def test_bad_config_fails_before_any_job(tmp_path, data_root):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("scenarios:\n  cifar_iid: {scheme: iidd}\n")
+    proc = snakemake(tmp_path, "--configfile", str(TINY), str(bad), data_root=data_root, check=False)
+    assert proc.returncode != 0
+    assert "scenarios.cifar_iid.scheme = 'iidd' is not allowed; allowed values: iid, writer, subclass, dirichlet" \
+        in proc.stderr
+    assert not (tmp_path / "results").exists()
+
+
+def test_missing_data_fails_before_any_job(tmp_path):
+    empty = tmp_path / "no-data"
+    empty.mkdir()
+    proc = snakemake(tmp_path, data_root=empty, check=False)
+    assert proc.returncode != 0
+    assert f"raw files missing under data root {empty}" in proc.stderr
+    assert "Expected files:" in proc.stderr
+    assert not (tmp_path / "results").exists()
+
+
+def test_impossible_k_fails_clearly_and_keeps_finished_work(tiny, data_root, tmp_path):
+    change = tmp_path / "k.yaml"
+    change.write_text("scenarios:\n  cifar_iid: {nfdp: {sampling: [without_replacement], k: [5000]}}\n")
+    before = sorted(p for p in (tiny / "results").rglob("*.parquet"))
+    proc = snakemake(tiny, "--configfile", str(TINY), str(change), data_root=data_root, check=False)
+    assert proc.returncode != 0
+    assert "holds n=1000 records: k=5000 without replacement is impossible" in proc.stderr
+    assert all(p.exists() for p in before)
+    assert not list((tiny / "results/samples/cifar_iid").glob("without_replacement-k5000/*.parquet"))

@@ -1,0 +1,111 @@
+# Data chain: raw datasets -> ingested Parquet tables -> scenario partitions -> per-party tables.
+
+
+if config["download"]:
+
+    rule download:
+        output:
+            [str(DATA_ROOT / rel) for name in raw.DATASETS if raw.DATASETS[name].torchvision
+             for rel in raw.DATASETS[name].files()],
+        log:
+            "results/logs/download/download.log",
+        params:
+            data_root=config["data_root"],
+            datasets=[name for name, spec in raw.DATASETS.items() if spec.torchvision],
+        threads: 1
+        resources:
+            mem_mb=2000,
+            runtime=60,
+        conda:
+            "../envs/pipelib.yaml"
+        script:
+            "../scripts/download.py"
+
+
+rule ingest:
+    input:
+        raw=raw_inputs,
+    output:
+        train="results/data/{dataset}/train.parquet",
+        test="results/data/{dataset}/test.parquet",
+        counts="results/data/{dataset}/class_counts.csv",
+        summary="results/data/{dataset}/summary.json",
+    log:
+        "results/logs/ingest/{dataset}.log",
+    benchmark:
+        "results/benchmarks/ingest/{dataset}.tsv"
+    params:
+        data_root=config["data_root"],
+        verify=config["verify_checksums"],
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=20,
+    conda:
+        "../envs/pipelib.yaml"
+    script:
+        "../scripts/ingest.py"
+
+
+rule partition:
+    input:
+        unpack(scenario_inputs),
+    output:
+        assignment="results/partitions/{scenario}/assignment.parquet",
+        public="results/partitions/{scenario}/public.parquet",
+        test="results/partitions/{scenario}/test.parquet",
+        summary="results/partitions/{scenario}/summary.json",
+    log:
+        "results/logs/partition/{scenario}.log",
+    benchmark:
+        "results/benchmarks/partition/{scenario}.tsv"
+    params:
+        scenario=partition_params,
+        task=lambda wc: config["tasks"][SCENARIOS[wc.scenario]["task"]],
+        seed=lambda wc: scenario_seed(config, wc.scenario),
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=20,
+    conda:
+        "../envs/pipelib.yaml"
+    script:
+        "../scripts/partition.py"
+
+
+rule party_data:
+    input:
+        assignment="results/partitions/{scenario}/assignment.parquet",
+        private_train=lambda wc: scenario_inputs(wc)["private_train"],
+        private_test=lambda wc: scenario_inputs(wc)["private_test"],
+    output:
+        "results/partitions/{scenario}/party-{party}.parquet",
+    log:
+        "results/logs/party_data/{scenario}/party-{party}.log",
+    benchmark:
+        "results/benchmarks/party_data/{scenario}/party-{party}.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    conda:
+        "../envs/pipelib.yaml"
+    script:
+        "../scripts/party_data.py"
+
+
+rule partition_summary:
+    input:
+        expand("results/partitions/{scenario}/summary.json", scenario=SCENARIOS),
+    output:
+        "results/partitions.csv",
+    log:
+        "results/logs/partition_summary.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../envs/pipelib.yaml"
+    script:
+        "../scripts/partition_summary.py"

@@ -1,0 +1,7 @@
+"""Rule privacy_ledger: every NFDP ledger of the config -> results/privacy_ledger.csv."""
+from pipelib.logs import to_log
+
+to_log(snakemake.log[0])
+from pipelib.report import privacy_ledger  # noqa: E402
+
+privacy_ledger(snakemake.input, snakemake.output[0], preset=snakemake.params.preset)
