@@ -14,6 +14,7 @@ configfile: os.path.join(workflow.basedir, "config.yaml")
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/nfdp.smk"
+include: "workflow/rules/fedmd.smk"
 
 
 rule all:

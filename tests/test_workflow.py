@@ -106,6 +106,50 @@ def test_changing_one_k_reruns_only_its_jobs(tiny, data_root, tmp_path):
     assert new and all("femnist_noniid/with_replacement-k8/" in p for p in new)
 
 
+def test_changing_one_table2_k_reruns_only_that_row(tiny, data_root, tmp_path):
+    change = tmp_path / "k.yaml"
+    change.write_text("table2:\n  FEMNIST: {k: [16, 32]}\n")
+    out = snakemake(tiny, "-n", "--configfile", str(TINY), str(change), data_root=data_root)
+    assert job_counts(out.stdout) == {"nfdp_sample": 3, "nfdp_ledger": 1, "fedmd": 1, "table2": 1, "all": 1}
+    assert "results/fedmd/femnist_iid/softmax/nfdp-with_replacement-k32/result.json" in out.stdout
+
+
+TABLE2_COLUMNS = ["dataset", "method", "k", "n", "sampling", "epsilon", "delta", "epsilon_log10", "delta_vacuous",
+                  "sigma", "accuracy", "accuracy_std", "paper_accuracy", "paper_epsilon", "paper_delta", "preset",
+                  "seed"]
+
+
+def test_table2_schema_and_privacy_claims(tiny):
+    t = pd.read_csv(tiny / "results" / "table2.csv")
+    assert set(TABLE2_COLUMNS) <= set(t.columns)
+    assert list(t["dataset"].unique()) == ["FEMNIST", "CIFAR-10"]
+    for label, g in t.groupby("dataset", sort=False):
+        assert list(g["method"]) == ["FedMD-NP", "Centralized", "FedMD-NFDP", "FedMD-NFDP", "FedMD-LDP"]
+        scenario = {"FEMNIST": "femnist_iid", "CIFAR-10": "cifar_iid"}[label]
+        nfdp = g[g.method == "FedMD-NFDP"].sort_values("k")
+        for row in nfdp.itertuples():  # NFDP rows carry their ledger's (worst-party) epsilon and delta
+            ledger = pd.read_csv(tiny / f"results/samples/{scenario}/with_replacement-k{row.k}/ledger.csv")
+            assert row.epsilon == pytest.approx(ledger["epsilon"].max(), rel=1e-12)
+            assert row.delta == pytest.approx(ledger["delta"].max(), rel=1e-12)
+            assert row.n == ledger["n"].min()
+        assert nfdp["epsilon"].is_monotonic_increasing and nfdp["delta"].is_monotonic_increasing  # more k, more loss
+        ldp = g[g.method == "FedMD-LDP"].iloc[0]
+        matched = nfdp[nfdp.k == ldp["matched_k"]].iloc[0]
+        assert ldp["sigma"] > 0 and ldp["epsilon"] <= matched["epsilon"] * (1 + 1e-9)
+        assert ldp["delta"] == pytest.approx(matched["delta"])
+        assert np.isinf(g[g.method.isin(["FedMD-NP", "Centralized"])]["epsilon"]).all()
+    assert (t["accuracy"] > 1 / 6).all(), t[["dataset", "method", "k", "accuracy"]]  # above chance (6 classes)
+    assert (t["preset"] == "tiny").all() and t["paper_accuracy"].notna().sum() == 6
+
+
+def test_table2_rounds_and_progress_log(tiny):
+    rounds = pq.read_table(tiny / "results" / "table2_rounds.parquet").to_pandas()
+    assert set(rounds["round"]) == {0, 1, 2}
+    assert (rounds.groupby(["dataset", "method", "k", "round"]).size() == 3).all()  # every party, every round
+    log = (tiny / "results/logs/fedmd/femnist_iid/softmax/nfdp-with_replacement-k16.log").read_text()
+    assert "round 2/2: mean accuracy" in log and "final accuracy" in log
+
+
 def test_lint_is_clean():
     proc = subprocess.run([*SNAKEMAKE, "--lint", "--snakefile", str(REPO / "Snakefile")], capture_output=True,
                           text=True, cwd=REPO)

@@ -91,6 +91,17 @@ def _cross_check(config: dict) -> list[str]:
         if uses_writers and sc["private"] not in WRITER_DATASETS:
             problems.append(f"{key}: scheme/test rule by writer needs a dataset with writer ids "
                             f"({', '.join(sorted(WRITER_DATASETS))}), not {sc['private']!r}")
+    for label, spec in config["table2"].items():
+        key = f"table2.{label}"
+        if spec["scenario"] not in config["scenarios"]:
+            problems.append(f"config key {key}.scenario = {spec['scenario']!r} is not a scenario; "
+                            f"scenarios: {', '.join(config['scenarios'])}")
+        missing = sorted(set(spec.get("ldp_k", [])) - set(spec["k"]))
+        if missing:
+            problems.append(f"config key {key}.ldp_k: {missing} must also be NFDP rows (listed under k)")
+        if spec.get("ldp_k") and config["fedmd"]["answer"] == "logits":
+            problems.append(f"config key {key}.ldp_k: FedMD-LDP needs bounded answers; set fedmd.answer to "
+                            f"softmax or argmax (it is logits)")
     return problems
 
 

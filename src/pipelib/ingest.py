@@ -60,6 +60,7 @@ class RawDataset:
     extra: tuple[str, ...] = ()  # files that are checked but not read (label names)
     torchvision: str | None = None  # torchvision class that can download it
     label_names: tuple[str, ...] = ()
+    classes: int = 10  # size of the label column's class space (what a model's public outputs cover)
 
     def files(self) -> list[str]:
         """All raw files (relative to the data root) that this dataset needs."""
@@ -86,13 +87,13 @@ DATASETS: dict[str, RawDataset] = {
         label_names=("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship",
                      "truck")),
     "cifar100": RawDataset("cifar100", "cifar-100-python", {"train": ("train",), "test": ("test",)},
-                           "cifar100", extra=("meta",), torchvision="CIFAR100"),
+                           "cifar100", extra=("meta",), torchvision="CIFAR100", classes=100),
     "femnist": RawDataset("femnist", "FEMNIST/data",
-                          {"train": _leaf_shards("train/"), "test": _leaf_shards("test/")}, "leaf"),
+                          {"train": _leaf_shards("train/"), "test": _leaf_shards("test/")}, "leaf", classes=62),
     "femnist_letters": RawDataset(
         "femnist_letters", "FEMNIST/letters_af",
         {"train": ("train/all_data_letters_af_train.json.gz",),
-         "test": ("test/all_data_letters_af_test.json.gz",)}, "leaf"),
+         "test": ("test/all_data_letters_af_test.json.gz",)}, "leaf", classes=62),
 }
 
 

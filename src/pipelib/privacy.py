@@ -116,3 +116,44 @@ def nfdp_ledger_row(party: int, n: int, k: int, sampling: str) -> dict:
         "delta_vacuous": delta_vacuous(g.delta, n),
         "accountant": THEOREM[sampling],
     }
+
+
+# ------------------------------------------------------------------ Gaussian answers (FedMD-LDP)
+# A party releases `count` answer vectors over the whole run, each with Gaussian noise of standard
+# deviation sigma on every coordinate.  Each answer is a probability vector (softmax or one-hot), so
+# changing one private record (which may change the trained model arbitrarily) moves an answer by at
+# most sqrt(2) in L2: the sensitivity.  The releases compose adaptively; Google's dp-accounting RDP
+# accountant (add/remove-one adjacency) turns the composition into (epsilon, delta).
+
+PROBABILITY_SENSITIVITY = math.sqrt(2.0)
+
+
+def _gaussian_event(noise_multiplier: float, count: int):
+    import dp_accounting
+
+    return dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(noise_multiplier), int(count))
+
+
+def gaussian_epsilon(sigma: float, count: int, delta: float, sensitivity: float = PROBABILITY_SENSITIVITY) -> float:
+    """epsilon spent by ``count`` Gaussian releases with noise ``sigma`` at ``delta`` (RDP accountant)."""
+    from dp_accounting.rdp import RdpAccountant
+
+    if sigma <= 0 or count < 1 or not 0 < delta < 1:
+        raise ValueError(f"need sigma > 0, count >= 1, 0 < delta < 1; got {sigma}, {count}, {delta}")
+    acc = RdpAccountant()
+    acc.compose(_gaussian_event(sigma / sensitivity, count))
+    return float(acc.get_epsilon(delta))
+
+
+def gaussian_sigma(epsilon: float, delta: float, count: int, sensitivity: float = PROBABILITY_SENSITIVITY) -> float:
+    """Smallest noise sigma (to 0.1 %) such that ``count`` Gaussian releases meet (epsilon, delta)."""
+    import dp_accounting
+    from dp_accounting.rdp import RdpAccountant
+
+    if not (epsilon > 0 and 0 < delta < 1 and count >= 1):
+        raise ValueError(f"need epsilon > 0, 0 < delta < 1, count >= 1; got {epsilon}, {delta}, {count}")
+    z = dp_accounting.calibrate_dp_mechanism(
+        RdpAccountant, lambda z: _gaussian_event(z, count), epsilon, delta,
+        bracket_interval=dp_accounting.LowerEndpointAndGuess(1e-6, 1.0), tol=1e-3)
+    # calibrate_dp_mechanism returns the upper end of its final bracket: it meets the target.
+    return float(z) * sensitivity

@@ -79,4 +79,86 @@ def ingest_targets():
 
 
 def all_targets():
-    return [*ingest_targets(), "results/partitions.csv", "results/privacy_ledger.csv"]
+    return [*ingest_targets(), "results/partitions.csv", "results/privacy_ledger.csv", "results/table2.csv"]
+
+
+# ---------------------------------------------------------------------------- training stages
+from pipelib.models import ARCH_PATTERN
+
+FEDMD = config["fedmd"]
+TABLE2 = config["table2"]
+TRAIN_GPUS = 0 if FEDMD["device"] == "cpu" else 1
+
+
+wildcard_constraints:
+    arch=ARCH_PATTERN,
+    n_classes="[1-9][0-9]*",
+    answer="logits|softmax|argmax",
+    method="np|(nfdp|ldp)-(with|without)_replacement-k[1-9][0-9]*",
+
+
+def n_outputs(scenario):
+    """Public classes + the private task's classes (FedMD's shared output layer)."""
+    sc = SCENARIOS[scenario]
+    return raw.dataset(sc["public"]).classes + len(config["tasks"][sc["task"]]["classes"])
+
+
+def party_archs(scenario):
+    archs = FEDMD["architectures"]
+    return [archs[i % len(archs)] for i in party_ids(scenario)]
+
+
+def pretrained(scenario, arch):
+    return f"results/pretrain/{SCENARIOS[scenario]['public']}/{arch}-c{n_outputs(scenario)}.pt"
+
+
+def parse_method(method):
+    """'np' -> ('np', None, None); 'nfdp-with_replacement-k16' -> ('nfdp', 'with_replacement', 16)."""
+    if method == "np":
+        return "np", None, None
+    kind, sampling, k = method.split("-")
+    return kind, sampling, int(k[1:])
+
+
+def fedmd_inputs(wildcards):
+    """Party i's private input is its NFDP sample (nfdp) or all its records (np, ldp); nothing else."""
+    scenario, sc = wildcards.scenario, SCENARIOS[wildcards.scenario]
+    kind, sampling, k = parse_method(wildcards.method)
+    if kind == "nfdp":
+        parties = [f"{sample_dir(scenario, sampling, k)}/party-{i}.parquet" for i in party_ids(scenario)]
+    else:
+        parties = [f"results/partitions/{scenario}/party-{i}.parquet" for i in party_ids(scenario)]
+    inputs = {
+        "parties": parties,
+        "models": [pretrained(scenario, arch) for arch in sorted(set(party_archs(scenario)))],
+        "public_index": f"results/partitions/{scenario}/public.parquet",
+        "public_data": ingested(sc["public"])["train"],
+        "test": f"results/partitions/{scenario}/test.parquet",
+    }
+    if kind != "np":  # nfdp: its own ledger; ldp: the ledger of the NFDP row it is calibrated to
+        inputs["ledger"] = f"{sample_dir(scenario, sampling, k)}/ledger.csv"
+    return inputs
+
+
+def fedmd_params():
+    """The FedMD knobs a row depends on (pre-training and centralized settings act through their own files)."""
+    return {k: v for k, v in FEDMD.items() if k not in ("pretrain", "centralized", "runtime")}
+
+
+def table2_rows():
+    """(dataset label, method dir) of every FedMD row of results/table2.csv."""
+    rows = []
+    for label, spec in TABLE2.items():
+        rows.append((label, "np"))
+        rows += [(label, f"nfdp-{spec['sampling']}-k{k}") for k in spec["k"]]
+        rows += [(label, f"ldp-{spec['sampling']}-k{k}") for k in spec.get("ldp_k", [])]
+    return rows
+
+
+def fedmd_dir(label, method):
+    return f"results/fedmd/{TABLE2[label]['scenario']}/{FEDMD['answer']}/{method}"
+
+
+def centralized_results():
+    return [(label, arch, f"results/centralized/{spec['scenario']}/{arch}.json")
+            for label, spec in TABLE2.items() for arch in sorted(set(party_archs(spec["scenario"])))]

@@ -1,0 +1,89 @@
+"""FedMD's heterogeneous CNNs (Li & Wang 2019, as used by paper 002), defined once.
+
+An architecture is named by its spec, so that a name is a cache key and a config value at once:
+
+* ``cnn2-<n1>-<n2>-d<p>``:      conv3x3(n1, same) BN ReLU dropout avgpool2(s1, same)
+                                 conv3x3(n2, stride 2, valid) BN ReLU dropout, flatten, linear
+* ``cnn3-<n1>-<n2>-<n3>-d<p>``: conv3x3(n1, same) BN ReLU dropout avgpool2(s1, same)
+                                 conv2x2(n2, stride 2) BN ReLU dropout avgpool2(s2)
+                                 conv3x3(n3, stride 2) BN ReLU dropout, flatten, linear
+
+The classifier is a bias-free linear layer over public + private task classes (FedMD trains one
+output layer for both; its Keras code also puts an L2 penalty of 1e-3 on that layer, see
+``classifier_weight_decay``).  Keras' 'same' average pooling ignores the padded cell; here the
+last row/column is zero-padded, a difference confined to the image border.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+ARCH_PATTERN = r"cnn2-[1-9][0-9]*-[1-9][0-9]*-d0\.[0-9]+|cnn3-[1-9][0-9]*-[1-9][0-9]*-[1-9][0-9]*-d0\.[0-9]+"
+# Keras l2(1e-3) adds 1e-3 * sum(w^2) to the loss: gradient 2e-3 * w, i.e. coupled weight decay 2e-3.
+classifier_weight_decay = 2e-3
+
+
+@dataclass(frozen=True)
+class Arch:
+    kind: str  # "cnn2" or "cnn3"
+    widths: tuple[int, ...]
+    dropout: float
+
+    @property
+    def name(self) -> str:
+        return f"{self.kind}-{'-'.join(map(str, self.widths))}-d{self.dropout:g}"
+
+
+def parse_arch(name: str) -> Arch:
+    """Parse an architecture name such as ``cnn2-128-256-d0.2``."""
+    if not re.fullmatch(ARCH_PATTERN, name):
+        raise ValueError(f"bad architecture name {name!r}; expected e.g. cnn2-128-256-d0.2 or cnn3-64-128-256-d0.2")
+    kind, *rest = name.split("-")
+    return Arch(kind, tuple(int(w) for w in rest[:-1]), float(rest[-1][1:]))
+
+
+def _block(c_in, c_out, kernel, stride, padding, dropout):
+    return [nn.Conv2d(c_in, c_out, kernel, stride=stride, padding=padding),
+            nn.BatchNorm2d(c_out), nn.ReLU(inplace=True), nn.Dropout(dropout)]
+
+
+class FedMDCNN(nn.Module):
+    """A FedMD CNN for (C, H, W) inputs and ``n_classes`` outputs (logits)."""
+
+    def __init__(self, arch: Arch, in_shape: tuple[int, int, int], n_classes: int):
+        super().__init__()
+        c, p = in_shape[0], arch.dropout
+        same_pool = [nn.ZeroPad2d((0, 1, 0, 1)), nn.AvgPool2d(2, stride=1)]
+        if arch.kind == "cnn2":
+            n1, n2 = arch.widths
+            layers = _block(c, n1, 3, 1, 1, p) + same_pool + _block(n1, n2, 3, 2, 0, p)
+        elif arch.kind == "cnn3":
+            n1, n2, n3 = arch.widths
+            layers = (_block(c, n1, 3, 1, 1, p) + same_pool + _block(n1, n2, 2, 2, 0, p)
+                      + [nn.AvgPool2d(2, stride=2)] + _block(n2, n3, 3, 2, 0, p))
+        else:
+            raise ValueError(f"unknown architecture kind {arch.kind!r}")
+        self.features = nn.Sequential(*layers, nn.Flatten())
+        with torch.no_grad():
+            n_features = self.features(torch.zeros(2, *in_shape)).shape[1]  # 2: BatchNorm in train mode
+        self.classifier = nn.Linear(n_features, n_classes, bias=False)
+        self.arch, self.in_shape, self.n_classes = arch, tuple(in_shape), n_classes
+
+    def forward(self, x):
+        return self.classifier(self.features(x))
+
+
+def build(name: str, in_shape, n_classes: int) -> FedMDCNN:
+    """Build the architecture ``name`` for inputs of shape (C, H, W)."""
+    return FedMDCNN(parse_arch(name), tuple(in_shape), n_classes)
+
+
+def optimizer(model: nn.Module, lr: float) -> torch.optim.Optimizer:
+    """Adam (FedMD's optimizer) with FedMD's L2 penalty on the classifier only."""
+    head = [model.classifier.weight]
+    body = [p for n, p in model.named_parameters() if not n.startswith("classifier.")]
+    return torch.optim.Adam([{"params": body}, {"params": head, "weight_decay": classifier_weight_decay}], lr=lr)

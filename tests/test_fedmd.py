@@ -1,0 +1,209 @@
+"""FedMD mechanics: models, the training loop, answers and their aggregation, LDP noise calibration,
+determinism and resuming after a kill."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from scipy.stats import norm
+
+from pipelib import fedmd, models, privacy, train
+
+FEDMD_ARCHS = ["cnn2-128-256-d0.2", "cnn2-128-384-d0.2", "cnn2-128-512-d0.2", "cnn2-256-256-d0.3",
+               "cnn2-256-512-d0.4", "cnn3-64-128-256-d0.2", "cnn3-64-128-192-d0.2", "cnn3-128-192-256-d0.2",
+               "cnn3-128-128-128-d0.3", "cnn3-128-128-192-d0.3"]
+
+
+@pytest.mark.parametrize("arch", FEDMD_ARCHS)
+@pytest.mark.parametrize("shape", [(1, 28, 28), (3, 32, 32)])
+def test_fedmd_architectures_build(arch, shape):
+    m = models.build(arch, shape, 16)
+    assert m(torch.zeros(2, *shape)).shape == (2, 16)
+    assert m.arch.name == arch and m.classifier.bias is None
+
+
+def test_arch_names_are_checked():
+    assert models.parse_arch("cnn3-8-8-16-d0.25").widths == (8, 8, 16)
+    with pytest.raises(ValueError, match="bad architecture name"):
+        models.parse_arch("resnet18")
+
+
+def test_optimizer_penalises_only_the_classifier():
+    m = models.build("cnn2-4-8-d0.2", (1, 28, 28), 16)
+    groups = models.optimizer(m, 1e-3).param_groups
+    assert groups[1]["weight_decay"] == models.classifier_weight_decay and groups[0]["weight_decay"] == 0
+    assert groups[1]["params"] == [m.classifier.weight]
+
+
+def toy_data(n=256, seed=0, classes=4):
+    g = torch.Generator().manual_seed(seed)
+    y = torch.randint(0, classes, (n,), generator=g)
+    x = torch.randint(0, 60, (n, 1, 16, 16), generator=g, dtype=torch.uint8)
+    for c in range(classes):  # class c: a bright square in quadrant c
+        r, col = divmod(c, 2)
+        x[y == c, :, r * 8:(r + 1) * 8, col * 8:(col + 1) * 8] = 250
+    return x.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2), y
+
+
+def test_fit_learns_and_keeps_channels_last():
+    x, y = toy_data()
+    assert x.is_contiguous(memory_format=torch.channels_last)
+    train.seed_everything(0)
+    m = train.prepare(models.build("cnn2-8-16-d0.1", (1, 16, 16), 4), "cpu")
+    gen = torch.Generator().manual_seed(0)
+    before = train.accuracy(m, x, y)
+    stats = train.fit(m, models.optimizer(m, 1e-2), x, y, train.hard_ce, 5, 32, gen)
+    assert train.accuracy(m, x, y) > max(0.9, before) and stats["images"] == 5 * 256
+
+
+def test_accuracy_over_task_outputs():
+    class Fixed(torch.nn.Module):
+        n_classes = 4
+
+        def forward(self, x):
+            return torch.tensor([[5.0, 0.0, 1.0, 2.0]]).repeat(len(x), 1)
+
+    x, y = torch.zeros(3, 1, 2, 2, dtype=torch.uint8), torch.tensor([3, 3, 2])
+    assert train.accuracy(Fixed(), x, y) == 0.0  # the public output 0 wins over all outputs
+    assert train.accuracy(Fixed(), x, y, outputs=(2, 4)) == pytest.approx(2 / 3)
+
+
+def test_losses():
+    logits = torch.tensor([[2.0, 0.0], [0.0, 2.0]])
+    assert train.l1(logits, torch.zeros(2, 2)) == pytest.approx(1.0)
+    onehot = torch.eye(2)
+    assert train.soft_ce(logits, onehot) == pytest.approx(float(train.hard_ce(logits, torch.tensor([0, 1]))))
+
+
+@pytest.mark.parametrize("v", [[2.0, 0.0], [0.5, 0.5], [0.3, 0.3, 0.3], [-1.0, 3.0, 0.5], [100.0, -50.0, 20.0, 1.0]])
+def test_project_simplex(v):
+    t = torch.tensor([v])
+    p = fedmd.project_simplex(t)[0]
+    assert p.min() >= 0 and p.sum() == pytest.approx(1.0, abs=1e-6)
+    # optimality (KKT): p_i = max(v_i - theta, 0) for one theta
+    theta = (t[0] - p)[p > 0]
+    assert torch.allclose(theta, theta[0].expand_as(theta), atol=1e-6)
+    assert all(float(t[0, i] - theta[0]) <= 1e-6 for i in range(len(v)) if p[i] == 0)
+
+
+def test_projection_is_identity_on_the_simplex():
+    probs = torch.softmax(torch.randn(50, 16), 1)
+    assert torch.allclose(fedmd.project_simplex(probs), probs, atol=1e-6)
+
+
+class StubModel(torch.nn.Module):
+    """Emits fixed logits, to test answers and aggregation without training."""
+
+    def __init__(self, logits):
+        super().__init__()
+        self.logits, self.n_classes = torch.tensor(logits), len(logits)
+
+    def forward(self, x):
+        return self.logits.repeat(len(x), 1)
+
+
+def party_with(logits, answer, sigma=0.0, seed=0):
+    gen = torch.Generator().manual_seed(seed)
+    return fedmd.Party(0, StubModel(logits), None, None, None, answer, gen, sigma, torch.Generator().manual_seed(seed))
+
+
+@pytest.mark.parametrize("answer", fedmd.ANSWERS)
+def test_answers_and_aggregation(answer):
+    x = torch.zeros(5, 1, 2, 2, dtype=torch.uint8)
+    logits = [[1.0, 2.0, 0.0], [3.0, 0.0, 0.0], [0.0, 0.0, 1.0]]
+    answers = [party_with(l, answer).answer(x, 8) for l in logits]
+    server = fedmd.Server(100, 5, answer, seed=0)
+    agg = server.aggregate(answers)
+    if answer == "logits":
+        expected = torch.tensor(logits).mean(0)
+    elif answer == "softmax":
+        expected = torch.softmax(torch.tensor(logits), 1).mean(0)
+    else:  # one vote per party: classes 1, 0, 2
+        expected = torch.tensor([1 / 3, 1 / 3, 1 / 3])
+    assert torch.allclose(agg, expected.expand(5, 3), atol=1e-6)
+
+
+def test_ldp_answers_carry_gaussian_noise_of_sigma():
+    p = party_with([0.0, 0.0, 10.0], "argmax", sigma=3.0)
+    out = p.answer(torch.zeros(20000, 1, 2, 2, dtype=torch.uint8), 4096)
+    noise = out - torch.tensor([0.0, 0.0, 1.0])
+    assert noise.mean().abs() < 0.05 and noise.std() == pytest.approx(3.0, rel=0.02)
+    with pytest.raises(ValueError, match="bounded answers"):
+        party_with([0.0, 1.0], "logits", sigma=1.0)
+
+
+def test_server_draws_are_fixed_per_round_and_bounded():
+    s = fedmd.Server(1000, 50, "softmax", seed=3)
+    assert (s.draw(2) == s.draw(2)).all() and not (s.draw(1) == s.draw(2)).all()
+    assert len(set(s.draw(0).tolist())) == 50
+    with pytest.raises(ValueError, match="exceeds the public pool"):
+        fedmd.Server(10, 50, "softmax", seed=0)
+
+
+# ---------------------------------------------------------------------------- LDP calibration
+
+def exact_delta(eps, mu):
+    """Exact delta(eps) of a Gaussian mechanism with sensitivity/sigma = mu (Balle & Wang 2018)."""
+    return norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * norm.cdf(-eps / mu - mu / 2)
+
+
+@pytest.mark.parametrize("eps,delta,count", [(0.0438, 0.0429, 10000), (1.0, 1e-5, 1), (0.99, 0.63, 5000),
+                                              (8.0, 1e-5, 100000)])
+def test_sigma_from_accountant_meets_target_and_smaller_does_not(eps, delta, count):
+    sigma = privacy.gaussian_sigma(eps, delta, count)
+    assert privacy.gaussian_epsilon(sigma, count, delta) <= eps * (1 + 1e-9)
+    assert privacy.gaussian_epsilon(sigma * 0.98, count, delta) > eps
+    # RDP is an upper bound: at sigma the exact (composed Gaussian) delta at eps is below the target...
+    mu = math.sqrt(count) * privacy.PROBABILITY_SENSITIVITY / sigma
+    assert exact_delta(eps, mu) <= delta
+    # ...and not absurdly loose: noise half as large already breaks the target exactly.
+    assert exact_delta(eps, 2 * mu) > delta
+
+
+def test_releases_count_the_rounds_that_are_sent():
+    s = fedmd.Schedule(rounds=20, public_per_round=5000, init_epochs=1, digest_epochs=1, revisit_epochs=1,
+                       init_batch=1, digest_batch=1, revisit_batch=1)
+    assert fedmd.releases(s) == 100000  # paper 002 Figure 2(c): T = 100,000 queries in 20 rounds
+
+
+# ---------------------------------------------------------------------------- determinism / resume
+
+def make_run(tmp_path, ckpt=None, stop_after=None, answer="softmax", sigma=0.0):
+    train.seed_everything(7)
+    x_pub, _ = toy_data(300, seed=1)
+    x_test, y_test = toy_data(100, seed=2)
+    parties = []
+    for i in range(3):
+        x, y = toy_data(40, seed=10 + i)
+        m = train.prepare(models.build(["cnn2-4-8-d0.1", "cnn3-4-4-8-d0.1"][i % 2], (1, 16, 16), 4), "cpu")
+        parties.append(fedmd.Party(i, m, models.optimizer(m, 1e-2), x, y, answer, torch.Generator().manual_seed(i),
+                                   sigma, torch.Generator().manual_seed(100 + i)))
+    schedule = fedmd.Schedule(rounds=3, public_per_round=60, init_epochs=2, digest_epochs=1, revisit_epochs=1,
+                              init_batch=16, digest_batch=32, revisit_batch=5)
+
+    def stop(rows):
+        if stop_after is not None and rows[0]["round"] == stop_after:
+            raise KeyboardInterrupt("killed")
+
+    return fedmd.run(parties, fedmd.Server(300, 60, answer, seed=5), x_pub, x_test, y_test, schedule, (0, 4),
+                     checkpoint=ckpt, fingerprint="f", on_round=stop)
+
+
+@pytest.mark.parametrize("answer,sigma", [("softmax", 0.0), ("argmax", 0.5), ("logits", 0.0)])
+def test_same_seed_same_history(tmp_path, answer, sigma):
+    a = make_run(tmp_path, answer=answer, sigma=sigma)
+    b = make_run(tmp_path, answer=answer, sigma=sigma)
+    assert [h["accuracy"] for h in a] == [h["accuracy"] for h in b]
+    assert sorted({h["round"] for h in a}) == [0, 1, 2, 3]
+
+
+def test_killed_run_resumes_with_identical_results(tmp_path):
+    full = make_run(tmp_path, answer="argmax", sigma=0.5)
+    ckpt = tmp_path / "resume.pt"
+    with pytest.raises(KeyboardInterrupt):
+        make_run(tmp_path, ckpt=ckpt, stop_after=1, answer="argmax", sigma=0.5)
+    assert ckpt.exists()
+    resumed = make_run(tmp_path, ckpt=ckpt, answer="argmax", sigma=0.5)
+    assert [(h["round"], h["party"], h["accuracy"]) for h in resumed] == \
+        [(h["round"], h["party"], h["accuracy"]) for h in full]
