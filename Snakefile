@@ -15,6 +15,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/nfdp.smk"
 include: "workflow/rules/fedmd.smk"
+include: "workflow/rules/rknn.smk"
 
 
 rule all:

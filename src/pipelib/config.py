@@ -91,6 +91,16 @@ def _cross_check(config: dict) -> list[str]:
         if uses_writers and sc["private"] not in WRITER_DATASETS:
             problems.append(f"{key}: scheme/test rule by writer needs a dataset with writer ids "
                             f"({', '.join(sorted(WRITER_DATASETS))}), not {sc['private']!r}")
+    for i, row in enumerate(config["rknn"]["table"]):
+        key = f"rknn.table.{i}"
+        if row["scenario"] not in config["scenarios"]:
+            problems.append(f"config key {key}.scenario = {row['scenario']!r} is not a scenario; "
+                            f"scenarios: {', '.join(config['scenarios'])}")
+        if row["encoder"] not in config["rknn"]["encoders"]:
+            problems.append(f"config key {key}.encoder = {row['encoder']!r} is not defined; "
+                            f"encoders: {', '.join(config['rknn']['encoders'])}")
+        if row["k"] > row["s"]:
+            problems.append(f"config key {key}: k={row['k']} nearest queries of s={row['s']} queries is impossible")
     for label, spec in config["table2"].items():
         key = f"table2.{label}"
         if spec["scenario"] not in config["scenarios"]:

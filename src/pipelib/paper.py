@@ -25,3 +25,23 @@ def table2(dataset: str, method: str, k: int | None):
     if method in ("FedMD-NP", "Centralized"):
         k = next((kk for (d, m, kk) in TABLE2 if d == dataset and m == method), None)
     return TABLE2.get((dataset, method, k))
+
+
+# Paper 003 (reverse k-NN labeling), Table 1 ("Ours [general]" rows: T = 1, k = 1) and the local-DP
+# results quoted in its Section 3.3 (end-to-end clustering, s = 10, k = 1, eps = 0.4):
+# (dataset, s, mechanism, epsilon) -> (test accuracy %, label accuracy % or None).
+TABLE_RKNN = {
+    ("MNIST", 40, "laplace", 0.1): (99.1, 98.5),
+    ("MNIST", 40, "laplace", 0.04): (98.6, 97.7),
+    ("MNIST", 40, "none", math.inf): (99.2, None),
+    ("CIFAR-10", 500, "laplace", 1.0): (82.1, 77.1),
+    ("CIFAR-10", 500, "laplace", 0.29): (79.4, 73.9),
+    ("CIFAR-10", 500, "none", math.inf): (82.3, None),
+    ("MNIST", 10, "collision", 0.4): (98.5, None),
+    ("CIFAR-10", 10, "collision", 0.4): (78.2, None),
+}
+
+
+def table_rknn(dataset: str, s: int, mechanism: str, epsilon: float):
+    """(test accuracy %, label accuracy %) printed in paper 003 for this setting, or None."""
+    return TABLE_RKNN.get((dataset, s, mechanism, epsilon))

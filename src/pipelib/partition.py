@@ -26,7 +26,7 @@ import pandas as pd
 from .seeding import rng
 
 SCHEMES = ("iid", "writer", "subclass", "dirichlet")
-TEST_SOURCES = ("test_split", "writer_holdout")
+TEST_SOURCES = ("test_split", "split_range", "writer_holdout")
 
 
 @dataclass
@@ -65,12 +65,23 @@ def task_records(split_frames: dict[str, pd.DataFrame], split_images: dict[str, 
     return Pool(pd.concat(frames, ignore_index=True), np.concatenate(images))
 
 
-def hold_out_test(pool: Pool, test: dict, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Split pool rows into (test rows, private rows) by the scenario's test rule."""
+def hold_out_test(pool: Pool, test: dict, seed: int, exclude: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Split pool rows into (test rows, private rows) by the scenario's test rule.
+
+    ``test_split``: the test split is the test set, the train split the private pool;
+    ``split_range``: rows [start, stop) of one split are the test set, the train split the private pool;
+    ``writer_holdout``: whole writers (about ``fraction`` of the records) are the test set, the rest of
+    both splits the private pool.  Rows flagged in ``exclude`` (public rows of the same dataset) are in neither.
+    """
     source = test["source"]
     n = len(pool.frame)
+    split = pool.frame["split"].to_numpy()
+    private = split == "train"
     if source == "test_split":
-        is_test = (pool.frame["split"] == "test").to_numpy()
+        is_test = split == "test"
+    elif source == "split_range":
+        index = pool.frame["index"].to_numpy()
+        is_test = (split == test["split"]) & (index >= test.get("start", 0)) & (index < test.get("stop", np.inf))
     elif source == "writer_holdout":
         if "writer" not in pool.frame:
             raise ValueError("test source writer_holdout needs a dataset with writer ids (FEMNIST)")
@@ -78,9 +89,14 @@ def hold_out_test(pool: Pool, test: dict, seed: int) -> tuple[np.ndarray, np.nda
         order = sizes.index.to_numpy()[rng(seed, "test-writers").permutation(len(sizes))]
         taken = np.cumsum(sizes.loc[order].to_numpy()) <= math.ceil(test["fraction"] * n)
         is_test = pool.frame["writer"].isin(set(order[taken])).to_numpy()
+        private = np.ones(n, dtype=bool)
     else:
         raise ValueError(f"unknown test source {source!r}; allowed: {', '.join(TEST_SOURCES)}")
-    return np.flatnonzero(is_test), np.flatnonzero(~is_test)
+    if exclude is not None:
+        if (is_test & exclude).any():
+            raise ValueError("the test set overlaps the public rows; choose disjoint ranges")
+        private &= ~exclude
+    return np.flatnonzero(is_test), np.flatnonzero(private & ~is_test)
 
 
 def deal(frame: pd.DataFrame, scenario: dict, seed: int) -> list[np.ndarray]:
@@ -197,7 +213,15 @@ def make_partition(name: str, scenario: dict, task: dict, seed: int, private_dir
 
     frames, images, meta = _read_splits(private_dir)
     pool = task_records(frames, images, task)
-    test_rows, private_rows = hold_out_test(pool, scenario["test"], seed)
+    public = public_rows(public_dir, scenario.get("public_rows", {"split": "train"}))
+    exclude = None
+    if scenario["public"] == scenario["private"]:  # e.g. MNIST public = test[0:5000]: never private or test
+        keys = set(zip(public["split"], public["index"]))
+        exclude = np.array([(s, i) in keys for s, i in zip(pool.frame["split"], pool.frame["index"])])
+    test_rows, private_rows = hold_out_test(pool, scenario["test"], seed, exclude)
+    limit = scenario.get("pool_limit", 0)
+    if 0 < limit < len(private_rows):  # a seeded subset of the private pool (small presets)
+        private_rows = np.sort(rng(seed, "pool-limit").choice(private_rows, limit, replace=False))
     parts = [private_rows[p] for p in deal(pool.frame.iloc[private_rows].reset_index(drop=True), scenario, seed)]
     n_classes = len(task_classes(task))
     names = task.get("names") or [str(i) for i in range(n_classes)]
@@ -214,16 +238,27 @@ def make_partition(name: str, scenario: dict, task: dict, seed: int, private_dir
     write_table(image_table({c: test[c].to_numpy() for c in test.columns}, pool.images[test_rows],
                             {**common, "role": "test", "polarity": meta.get("polarity")}), out["test"])
 
-    public = pq.read_table(f"{public_dir}/train.parquet", columns=["index", "label"]).to_pandas()
-    public.insert(0, "split", "train")
     write_table(_plain_table(public, {"scenario": name, "dataset": scenario["public"], "role": "public",
-                                      "source": f"{public_dir}/train.parquet"}), out["public"])
+                                      "source": f"{public_dir}/{public['split'].iloc[0]}.parquet"}), out["public"])
 
     summary = {"scenario": name, **{k: v for k, v in scenario.items() if k != "nfdp"}, "seed": seed,
                "task_classes": names, "public_n": len(public), "pool_n": int(len(pool.frame)),
                **summarize(pool.frame, test_rows, parts, n_classes)}
     write_json(summary, out["summary"])
     return summary
+
+
+def public_rows(public_dir, spec: dict) -> pd.DataFrame:
+    """The public pool: rows [start, stop) of one split of the public dataset (split, index, label)."""
+    import pyarrow.parquet as pq
+
+    frame = pq.read_table(f"{public_dir}/{spec['split']}.parquet", columns=["index", "label"]).to_pandas()
+    stop = spec.get("stop", len(frame))
+    if stop > len(frame):
+        raise ValueError(f"public_rows stop={stop} exceeds the {len(frame)} rows of the {spec['split']} split")
+    frame = frame.iloc[spec.get("start", 0):stop].reset_index(drop=True)
+    frame.insert(0, "split", spec["split"])
+    return frame
 
 
 def _plain_table(frame: pd.DataFrame, meta: dict):

@@ -103,3 +103,33 @@ def table2(datasets: dict, results: dict, centralized: dict, preset: str, seed: 
     write_csv(table, out_csv)
     write_table(pa.Table.from_pandas(pd.concat(rounds, ignore_index=True), preserve_index=False), out_rounds)
     return table
+
+
+RKNN_COLUMNS = ["dataset", "scenario", "encoder", "s", "k", "mechanism", "epsilon", "delta", "adjacency",
+                "label_accuracy", "test_accuracy", "paper_test_accuracy", "paper_label_accuracy", "preset", "seed"]
+
+
+def table_rknn(rows: list[dict], student_paths: list, preset: str, seeds: list, out_csv) -> pd.DataFrame:
+    """results/table_rknn.csv: one row per configured reverse k-NN setting, beside the paper's numbers."""
+    import math
+
+    from . import paper
+
+    out = []
+    for row, path, seed in zip(rows, student_paths, seeds):
+        r = read_json(path)
+        eps = float(row.get("epsilon", math.inf))
+        printed = paper.table_rknn(row["dataset"], row["s"], row["mechanism"], eps)
+        out.append({"dataset": row["dataset"], "scenario": row["scenario"], "encoder": row["encoder"], "s": row["s"],
+                    "k": row["k"], "mechanism": row["mechanism"], "epsilon": eps,
+                    "delta": 0.0 if row["mechanism"] != "none" else 1.0,
+                    "adjacency": {"none": None, "laplace": "replace-one record (sensitivity 2k)",
+                                  "rr": "local: any two records", "collision": "local: any two records"}[row["mechanism"]],
+                    "label_accuracy": r["label_accuracy"], "test_accuracy": r["test_accuracy"],
+                    "paper_test_accuracy": round(printed[0] / 100, 4) if printed else None,
+                    "paper_label_accuracy": round(printed[1] / 100, 4) if printed and printed[1] else None,
+                    "preset": preset, "seed": seed, "queries": r["queries"], "public_n": r["public_n"],
+                    "test_n": r["test_n"]})
+    table = pd.DataFrame(out)
+    write_csv(table, out_csv)
+    return table

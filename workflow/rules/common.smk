@@ -79,7 +79,8 @@ def ingest_targets():
 
 
 def all_targets():
-    return [*ingest_targets(), "results/partitions.csv", "results/privacy_ledger.csv", "results/table2.csv"]
+    return [*ingest_targets(), "results/partitions.csv", "results/privacy_ledger.csv", "results/table2.csv",
+            "results/table_rknn.csv"]
 
 
 # ---------------------------------------------------------------------------- training stages
@@ -162,3 +163,44 @@ def fedmd_dir(label, method):
 def centralized_results():
     return [(label, arch, f"results/centralized/{spec['scenario']}/{arch}.json")
             for label, spec in TABLE2.items() for arch in sorted(set(party_archs(spec["scenario"])))]
+
+
+# ---------------------------------------------------------------------- reverse k-NN labeling
+RKNN = config["rknn"]
+EPS = r"(0|[1-9][0-9]*)\.([0-9]*[1-9]|0)"  # canonical float text (repr): '0.1', '1.0', never '1' or '0.10'
+
+
+wildcard_constraints:
+    encoder="|".join(map(re.escape, RKNN["encoders"])) or "NO_ENCODER",
+    s="[1-9][0-9]*",
+    cmech=f"none|laplace-eps{EPS}",
+    lmech=f"(rr|collision)-eps{EPS}",
+    mech=f"none|(laplace|rr|collision)-eps{EPS}",
+
+
+def mechanism_dir(row):
+    return "none" if row["mechanism"] == "none" else f"{row['mechanism']}-eps{float(row['epsilon'])!r}"
+
+
+def rknn_dir(scenario, encoder, s=None, k=None):
+    d = f"results/rknn/{scenario}/{encoder}"
+    return d if s is None else f"{d}/s{s}" if k is None else f"{d}/s{s}/k{k}"
+
+
+def rknn_rows():
+    return [(row, f"{rknn_dir(row['scenario'], row['encoder'], row['s'], row['k'])}/{mechanism_dir(row)}")
+            for row in RKNN["table"]]
+
+
+def encoder_model(wildcards):
+    """The trained encoder a stage needs ([] for HOG, which has no parameters)."""
+    if RKNN["encoders"][wildcards.encoder]["kind"] == "hog":
+        return []
+    return [f"{rknn_dir(wildcards.scenario, wildcards.encoder)}/encoder.pt"]
+
+
+def public_inputs(wildcards):
+    sc = SCENARIOS[wildcards.scenario]
+    split = sc.get("public_rows", {"split": "train"})["split"]
+    return {"public_index": f"results/partitions/{wildcards.scenario}/public.parquet",
+            "public_data": ingested(sc["public"])[split]}

@@ -1,0 +1,138 @@
+"""Representations for reverse k-NN labeling (paper 003): HOG, and a SimCLR-style contrastive encoder
+trained on the public images only.  Embeddings are L2-normalised float32 rows.
+
+The encoder never sees a private label; private images only pass through it to be embedded,
+in each party's own job.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from . import train
+from .models import build
+
+ENCODERS = ("hog", "simclr")
+
+
+def l2_normalize(x: np.ndarray) -> np.ndarray:
+    return (x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)).astype(np.float32)
+
+
+def hog_features(images: np.ndarray, orientations: int = 9, cells: int = 4, block: int = 2) -> np.ndarray:
+    """Histogram of oriented gradients (scikit-image) of (N, H, W, C) uint8 images, L2-normalised.
+
+    The image is cut into ``cells`` x ``cells`` cells (7x7-pixel cells for 28x28 MNIST, 8x8 for 32x32).
+    """
+    from skimage.feature import hog
+
+    h, w, c = images.shape[1:]
+    args = {"orientations": orientations, "pixels_per_cell": (h // cells, w // cells),
+            "cells_per_block": (block, block), "feature_vector": True}
+    if c > 1:
+        args["channel_axis"] = -1
+    rows = [hog(img if c > 1 else img[..., 0], **args) for img in images]
+    return l2_normalize(np.stack(rows)) if rows else np.zeros((0, 0), np.float32)
+
+
+# ------------------------------------------------------------------------------------------- SimCLR
+
+def augment(x: torch.Tensor, rgb: bool) -> torch.Tensor:
+    """Random views of a batch in [-1, 1], drawn from torch's global RNG (batched, no per-image Python).
+
+    Random resized crop (scale 0.35-1, aspect 3/4-4/3) with a small rotation, by one affine
+    ``grid_sample``; for colour images also horizontal flips, colour jitter and random grayscale.
+    """
+    n, dev = len(x), x.device
+    scale = torch.empty(n, device=dev).uniform_(0.35, 1.0).sqrt()
+    log_aspect = torch.empty(n, device=dev).uniform_(math.log(3 / 4), math.log(4 / 3))
+    sx, sy = scale * log_aspect.exp().sqrt(), scale / log_aspect.exp().sqrt()
+    angle = torch.empty(n, device=dev).uniform_(-0.25, 0.25) if not rgb else torch.zeros(n, device=dev)
+    flip = torch.where(torch.rand(n, device=dev) < 0.5, -1.0, 1.0) if rgb else torch.ones(n, device=dev)
+    tx = (1 - sx).clamp_min(0) * torch.empty(n, device=dev).uniform_(-1, 1)
+    ty = (1 - sy).clamp_min(0) * torch.empty(n, device=dev).uniform_(-1, 1)
+    cos, sin = angle.cos(), angle.sin()
+    theta = torch.stack([torch.stack([sx * cos * flip, -sy * sin, tx], 1),
+                         torch.stack([sx * sin * flip, sy * cos, ty], 1)], 1)
+    grid = F.affine_grid(theta, list(x.shape), align_corners=False)
+    out = F.grid_sample(x, grid, padding_mode="border" if rgb else "zeros", align_corners=False)
+    if not rgb:
+        out = torch.where(out == 0, torch.full_like(out, -1.0), out)  # zero padding -> background (-1)
+        return out
+    def factor(lo, hi):
+        return torch.empty(n, 1, 1, 1, device=dev).uniform_(lo, hi)
+
+    gray = out.mean(1, keepdim=True)
+    out = out * factor(0.6, 1.4)  # brightness
+    out = (out - out.mean((1, 2, 3), keepdim=True)) * factor(0.6, 1.4) + out.mean((1, 2, 3), keepdim=True)  # contrast
+    out = gray + (out - gray) * factor(0.4, 1.6)  # saturation
+    to_gray = torch.rand(n, 1, 1, 1, device=dev) < 0.2
+    out = torch.where(to_gray, out.mean(1, keepdim=True).expand_as(out), out)
+    return out.clamp(-1, 1)
+
+
+class Encoder(nn.Module):
+    """A FedMD CNN body followed by a linear layer: the representation h(x)."""
+
+    def __init__(self, arch: str, in_shape, dim: int):
+        super().__init__()
+        body = build(arch, in_shape, 2)  # the 2-class head is discarded
+        self.features = body.features
+        self.out = nn.Linear(body.classifier.in_features, dim)
+        self.arch, self.in_shape, self.dim = arch, tuple(in_shape), dim
+
+    def forward(self, x):
+        return self.out(self.features(x))
+
+
+class SimCLR(nn.Module):
+    """Two augmented views -> encoder -> projection head; ``forward`` returns both views' projections
+    stacked, so that ``train.fit`` can train it with :func:`nt_xent` as the loss."""
+
+    def __init__(self, encoder: Encoder, proj_dim: int = 64):
+        super().__init__()
+        self.encoder = encoder
+        self.head = nn.Sequential(nn.Linear(encoder.dim, encoder.dim), nn.ReLU(inplace=True),
+                                  nn.Linear(encoder.dim, proj_dim))
+        self.rgb = encoder.in_shape[0] == 3
+
+    def forward(self, x):
+        views = torch.cat([augment(x, self.rgb), augment(x, self.rgb)])
+        return self.head(self.encoder(views.contiguous(memory_format=torch.channels_last)))
+
+
+def nt_xent(z: torch.Tensor, temperature: float) -> torch.Tensor:
+    """SimCLR's normalised-temperature cross-entropy; z stacks view 1 (first half) and view 2."""
+    z = F.normalize(z, dim=1)
+    n = len(z) // 2
+    sim = z @ z.T / temperature
+    sim.fill_diagonal_(float("-inf"))
+    target = torch.cat([torch.arange(n, 2 * n), torch.arange(0, n)]).to(z.device)
+    return F.cross_entropy(sim, target)
+
+
+def train_simclr(x_u8: torch.Tensor, arch: str, dim: int, epochs: int, batch: int, lr: float, temperature: float,
+                 gen: torch.Generator, log=None) -> Encoder:
+    """Train an encoder on unlabelled images (public data only) with SimCLR's contrastive loss."""
+    encoder = Encoder(arch, x_u8.shape[1:], dim)
+    model = train.prepare(SimCLR(encoder), x_u8.device)
+    opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=1e-6)
+    dummy = torch.zeros(len(x_u8), dtype=torch.long, device=x_u8.device)
+    for epoch in range(epochs):
+        stats = train.fit(model, opt, x_u8, dummy, lambda z, _: nt_xent(z, temperature), 1, batch, gen)
+        if log:
+            log.info("simclr epoch %d/%d: loss %.4f (%.0f img/s)", epoch + 1, epochs, stats["loss"], stats["img_per_s"])
+    return encoder.eval()
+
+
+@torch.no_grad()
+def embed(encoder: Encoder, x_u8: torch.Tensor, batch: int = 1024) -> np.ndarray:
+    """L2-normalised representations of uint8 images."""
+    encoder.eval()
+    parts = [encoder(train.scale(x_u8[i:i + batch])).cpu().numpy() for i in range(0, len(x_u8), batch)]
+    return l2_normalize(np.concatenate(parts)) if parts else np.zeros((0, encoder.dim), np.float32)

@@ -1,0 +1,207 @@
+"""Reverse k-NN labeling: mechanisms against closed forms and simulation, clustering, votes, encoders."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from pipelib import privacy, represent, rknn
+
+# ------------------------------------------------------------------------------------------ Laplace
+
+
+def test_laplace_scale_is_sensitivity_2k_over_eps():
+    assert privacy.laplace_scale(0.1, 1) == pytest.approx(20.0)
+    assert privacy.laplace_scale(0.5, 3) == pytest.approx(12.0)
+
+
+def test_laplace_noise_matches_its_distribution():
+    g = np.random.default_rng(0)
+    noisy = privacy.laplace_counts(np.zeros((400, 250)), 0.5, 2, g)
+    b = privacy.laplace_scale(0.5, 2)
+    assert abs(noisy.mean()) < 0.05 * b
+    assert noisy.std() == pytest.approx(math.sqrt(2) * b, rel=0.02)
+    assert np.mean(np.abs(noisy) > b) == pytest.approx(math.exp(-1), abs=0.005)  # P(|X| > b) = e^-1
+
+
+def test_laplace_privacy_loss_is_bounded_by_eps_for_neighbouring_counts():
+    """Replacing one record moves 2k cells by 1 (L1 = 2k): the density ratio is at most e^eps everywhere."""
+    eps, k, b = 0.3, 2, privacy.laplace_scale(0.3, 2)
+    a = np.array([5.0, 3.0, 0.0, 1.0])
+    a2 = a + np.array([-1.0, -1.0, 1.0, 1.0])  # k = 2 votes moved from (q0,c), (q1,c) to (q2,c'), (q3,c')
+    z = np.random.default_rng(1).normal(0, 30, size=(2000, 4))
+    log_ratio = (-np.abs(z - a).sum(1) + np.abs(z - a2).sum(1)) / b
+    assert np.abs(log_ratio).max() <= eps + 1e-12
+
+
+# ------------------------------------------------------------------------------ randomized response
+
+@pytest.mark.parametrize("eps,k", [(0.4, 1), (2.0, 3), (8.0, 1)])
+def test_rr_flip_rate_closed_form_and_simulation(eps, k):
+    f = privacy.rr_flip_probability(eps, k)
+    assert f == pytest.approx(1 / (math.exp(eps / (2 * k)) + 1))
+    g = np.random.default_rng(2)
+    bits = np.zeros((20000, 10), dtype=bool)
+    bits[:, 3] = True
+    ones = privacy.rr_release(bits, eps, k, g)
+    n = bits.size - 20000
+    assert ones[3] / 20000 == pytest.approx(1 - f, abs=5 * math.sqrt(f * (1 - f) / 20000))
+    zeros_flipped = (ones.sum() - ones[3]) / n
+    assert zeros_flipped == pytest.approx(f, abs=5 * math.sqrt(f * (1 - f) / n))
+
+
+def test_rr_record_level_epsilon():
+    """Two records' vote vectors differ in at most 2k bits; the output likelihood ratio is <= e^eps."""
+    eps, k = 1.0, 2
+    f = privacy.rr_flip_probability(eps, k)
+    x = np.array([1, 1, 0, 0, 0, 0], dtype=bool)
+    x2 = np.array([0, 0, 1, 1, 0, 0], dtype=bool)
+    worst = 0.0
+    for out in itertools.product([0, 1], repeat=6):
+        out = np.array(out, dtype=bool)
+        p = np.prod(np.where(out == x, 1 - f, f))
+        p2 = np.prod(np.where(out == x2, 1 - f, f))
+        worst = max(worst, abs(math.log(p / p2)))
+    assert worst == pytest.approx(eps)
+
+
+def test_rr_estimator_is_unbiased():
+    g = np.random.default_rng(3)
+    bits = np.zeros((5000, 8), dtype=bool)
+    bits[:2000, 0] = True
+    bits[2000:2500, 5] = True
+    est = np.mean([privacy.rr_estimate(privacy.rr_release(bits, 2.0, 1, g), 5000, 2.0, 1) for _ in range(40)], 0)
+    f = privacy.rr_flip_probability(2.0, 1)
+    sd = math.sqrt(5000 * f * (1 - f)) / (1 - 2 * f) / math.sqrt(40)
+    assert np.allclose(est, bits.sum(0), atol=5 * sd)
+
+
+# ----------------------------------------------------------------------------------------- Collision
+
+@pytest.mark.parametrize("eps,m", [(0.4, 1), (1.0, 2), (3.0, 3)])
+def test_collision_output_size_and_rates(eps, m):
+    t, omega, tr, fr = privacy.collision_params(eps, m)
+    assert t == int(m * math.exp(eps) + 2 * m - 1)
+    assert omega == pytest.approx(m * math.exp(eps) + t - m)
+    assert tr == pytest.approx(math.exp(eps) / omega) and fr == pytest.approx(1 / t)
+
+
+@pytest.mark.parametrize("eps,m", [(0.4, 1), (1.0, 2), (3.0, 3)])
+def test_collision_is_pure_ldp_over_all_item_sets(eps, m):
+    """For a fixed hash table, every output's probability ratio between any two records is <= e^eps."""
+    g = np.random.default_rng(4)
+    d = 6
+    t = privacy.collision_params(eps, m)[0]
+    for _ in range(20):
+        hashes = g.integers(0, t, d)
+        probs = [privacy.collision_output_probabilities(np.array(s), hashes, eps, m)
+                 for s in itertools.combinations(range(d), m)]
+        for p in probs:
+            assert p.sum() == pytest.approx(1.0) and (p > 0).all()
+        stacked = np.stack(probs)
+        assert np.log(stacked.max(0) / stacked.min(0)).max() <= eps + 1e-12
+
+
+def test_collision_sampler_matches_its_closed_form():
+    eps, m, d = 1.0, 2, 5
+    g = np.random.default_rng(5)
+    t = privacy.collision_params(eps, m)[0]
+    # one record, many independent reports: compare hit rates of own vs other items to the rates
+    sets = np.tile(np.array([[0, 3]]), (40000, 1))
+    hits = privacy.collision_release(sets, d, eps, g)
+    _, _, tr, fr = privacy.collision_params(eps, m)
+    assert hits[0] / 40000 == pytest.approx(tr, abs=0.01) and hits[3] / 40000 == pytest.approx(tr, abs=0.01)
+    assert hits[[1, 2, 4]].mean() / 40000 == pytest.approx(fr, abs=0.01)
+    assert t > m
+
+
+def test_collision_estimator_is_unbiased():
+    g = np.random.default_rng(6)
+    d, m, eps, n = 12, 2, 3.0, 6000
+    sets = np.array([g.choice(d, m, replace=False) for _ in range(n)])
+    truth = np.bincount(sets.ravel(), minlength=d)
+    runs = 30
+    est = np.mean([privacy.collision_estimate(privacy.collision_release(sets, d, eps, g), n, eps, m)
+                   for _ in range(runs)], 0)
+    _, _, tr, fr = privacy.collision_params(eps, m)
+    sd = math.sqrt(n * max(tr * (1 - tr), fr * (1 - fr))) / (tr - fr) / math.sqrt(runs)
+    assert np.allclose(est, truth, atol=5 * sd)
+
+
+# ------------------------------------------------------------------------------- clustering and votes
+
+def blobs(n_per=200, centers=((0, 0), (10, 0), (0, 10), (10, 10)), seed=0):
+    g = np.random.default_rng(seed)
+    x = np.concatenate([g.normal(c, 0.5, (n_per, 2)) for c in centers]).astype(np.float32)
+    return x, np.repeat(np.arange(len(centers)), n_per)
+
+
+def test_kmeans_recovers_separated_blobs_and_is_deterministic():
+    x, y = blobs()
+    centers, assign = rknn.kmeans(x, 4, seed=0)
+    assert len(set(zip(assign.tolist(), y.tolist()))) == 4  # each blob is exactly one cluster
+    c2, a2 = rknn.kmeans(x, 4, seed=0)
+    assert (a2 == assign).all() and np.allclose(c2, centers)
+
+
+def test_kmeanspp_spreads_its_seeds():
+    x, y = blobs()
+    init = rknn.kmeans_pp_init(x, 4, np.random.default_rng(0))
+    nearest_blob = np.argmin(((init[:, None] - np.array([[0, 0], [10, 0], [0, 10], [10, 10]])) ** 2).sum(-1), 1)
+    assert len(set(nearest_blob.tolist())) >= 3
+
+
+def test_votes_count_each_record_k_times():
+    centers = np.array([[0, 0], [10, 0], [0, 10]], dtype=np.float32)
+    emb = np.array([[1, 0], [9, 1], [0, 9], [0.5, 0.5]], dtype=np.float32)
+    labels = np.array([0, 1, 1, 2])
+    nn = rknn.nearest_queries(emb, centers, 1)
+    assert nn[:, 0].tolist() == [0, 1, 2, 0]
+    counts = rknn.vote_counts(nn, labels, 3, 3)
+    assert counts.tolist() == [[1, 0, 1], [0, 1, 0], [0, 1, 0]]
+    counts2 = rknn.vote_counts(rknn.nearest_queries(emb, centers, 2), labels, 3, 3)
+    assert counts2.sum() == 2 * len(labels)
+    assert (rknn.item_sets(nn, labels, 3)[:, 0] == nn[:, 0] * 3 + labels).all()
+
+
+def test_mechanism_names():
+    assert rknn.parse_mechanism("laplace-eps0.1") == ("laplace", 0.1)
+    assert rknn.parse_mechanism("none") == ("none", math.inf)
+    with pytest.raises(ValueError, match="unknown mechanism"):
+        rknn.parse_mechanism("gauss-eps1.0")
+
+
+# ---------------------------------------------------------------------------------------- encoders
+
+def test_hog_features_shape_and_norm():
+    imgs = np.random.default_rng(0).integers(0, 256, (3, 28, 28, 1), dtype=np.uint8)
+    f = represent.hog_features(imgs, cells=4)
+    assert f.shape == (3, 3 * 3 * 2 * 2 * 9) and np.allclose(np.linalg.norm(f, axis=1), 1)
+    rgb = np.random.default_rng(0).integers(0, 256, (2, 32, 32, 3), dtype=np.uint8)
+    assert represent.hog_features(rgb).shape == (2, 324)
+
+
+def test_nt_xent_prefers_matching_views():
+    z = torch.randn(8, 16)
+    aligned = torch.cat([z, z + 0.01 * torch.randn(8, 16)])
+    shuffled = torch.cat([z, torch.randn(8, 16)])
+    assert represent.nt_xent(aligned, 0.5) < represent.nt_xent(shuffled, 0.5)
+
+
+@pytest.mark.parametrize("rgb", [False, True])
+def test_augment_keeps_shape_and_range(rgb):
+    torch.manual_seed(0)
+    x = torch.rand(4, 3 if rgb else 1, 32, 32) * 2 - 1
+    out = represent.augment(x, rgb)
+    assert out.shape == x.shape and out.min() >= -1 and out.max() <= 1
+    assert not torch.allclose(out, x)
+
+
+def test_simclr_trains_and_embeds():
+    torch.manual_seed(0)
+    x = torch.randint(0, 255, (64, 1, 28, 28), dtype=torch.uint8)
+    enc = represent.train_simclr(x, "cnn2-4-8-d0.1", 8, 1, 32, 1e-3, 0.5, torch.Generator().manual_seed(0))
+    e = represent.embed(enc, x)
+    assert e.shape == (64, 8) and np.allclose(np.linalg.norm(e, axis=1), 1, atol=1e-5)
