@@ -207,3 +207,27 @@ def test_killed_run_resumes_with_identical_results(tmp_path):
     resumed = make_run(tmp_path, ckpt=ckpt, answer="argmax", sigma=0.5)
     assert [(h["round"], h["party"], h["accuracy"]) for h in resumed] == \
         [(h["round"], h["party"], h["accuracy"]) for h in full]
+
+
+def test_resumable_epochs_continue_where_a_killed_job_stopped(tmp_path):
+    """The epoch loop of pre-training, encoders, students and the centralized baseline."""
+    x, y = toy_data(64)
+
+    def run(ckpt, stop_at=None):
+        gen = train.seed_everything(3)
+        m = train.prepare(models.build("cnn2-4-8-d0.1", (1, 16, 16), 4), "cpu")
+        opt = models.optimizer(m, 1e-2)
+        history = []
+        for epoch in train.resumable_epochs(4, ckpt, "fp", m, opt, gen, history):
+            if epoch == stop_at:
+                raise KeyboardInterrupt("killed")
+            history.append(train.fit(m, opt, x, y, train.hard_ce, 1, 16, gen)["loss"])
+        return history, [p.detach().clone() for p in m.parameters()]
+
+    full, params = run(None)
+    ckpt = tmp_path / "job.resume.pt"
+    with pytest.raises(KeyboardInterrupt):
+        run(ckpt, stop_at=2)
+    resumed, params2 = run(ckpt)
+    assert resumed == full and all(torch.equal(a, b) for a, b in zip(params, params2))
+    assert train.load_checkpoint(ckpt, "another config") is None

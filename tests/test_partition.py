@@ -121,3 +121,29 @@ def test_partition_files_are_byte_identical_for_the_same_seed(tmp_path, data_roo
         files[run] = {p.name: p.read_bytes() for p in (tmp_path / run).iterdir()}
     assert files["a"] == files["b"]
     assert files["a"]["assignment.bin"] != files["c"]["assignment.bin"]
+
+
+def test_split_range_test_set_and_public_rows_are_excluded_from_the_pool():
+    """Paper 003's MNIST split: public = test[0:50], test = test[50:100], private = train only."""
+    frame = pd.DataFrame({"split": ["train"] * 200 + ["test"] * 100, "index": list(range(200)) + list(range(100)),
+                          "label": np.arange(300) % 10})
+    pool = P.Pool(frame, np.zeros((300, 1, 1, 1), np.uint8))
+    exclude = ((frame["split"] == "test") & (frame["index"] < 50)).to_numpy()
+    test, private = P.hold_out_test(pool, {"source": "split_range", "split": "test", "start": 50, "stop": 100},
+                                    seed=0, exclude=exclude)
+    assert (frame.iloc[test]["index"] >= 50).all() and len(test) == 50
+    assert (frame.iloc[private]["split"] == "train").all() and len(private) == 200
+    with pytest.raises(ValueError, match="overlaps the public rows"):
+        P.hold_out_test(pool, {"source": "split_range", "split": "test", "start": 0, "stop": 60}, seed=0,
+                        exclude=exclude)
+
+
+def test_public_rows_range(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"index": np.arange(10), "label": np.arange(10) % 3}), tmp_path / "test.parquet")
+    rows = P.public_rows(tmp_path, {"split": "test", "start": 2, "stop": 5})
+    assert rows["index"].tolist() == [2, 3, 4] and (rows["split"] == "test").all()
+    with pytest.raises(ValueError, match="exceeds the 10 rows"):
+        P.public_rows(tmp_path, {"split": "test", "stop": 11})

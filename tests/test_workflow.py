@@ -150,6 +150,57 @@ def test_table2_rounds_and_progress_log(tiny):
     assert "round 2/2: mean accuracy" in log and "final accuracy" in log
 
 
+PRIVATE = re.compile(r"results/partitions/[^/]+/party-\d+\.parquet|results/samples/.*/party-\d+\.parquet"
+                     r"|/votes/party-\d+|results/rknn/[^/]+/[^/]+/party-\d+\.npy")
+PARTY_RULES = {"party_data", "nfdp_sample", "embed_party", "party_votes", "party_local_answer"}
+SERVER_RULES = {"aggregate_local", "label_queries", "student", "table_rknn", "table2", "nfdp_ledger",
+                "privacy_ledger", "partition_summary", "cluster", "embed_public", "train_encoder"}
+
+
+def dag_jobs(output: str):
+    """(rule, inputs, outputs) of every job in a dry run's report."""
+    for block in re.split(r"\n(?=(?:local)?rule \w+:)", output):
+        m = re.match(r"(?:local)?rule (\w+):", block)
+        if not m:
+            continue
+        field = {k: re.search(rf"^\s+{k}: (.*)$", block, flags=re.M) for k in ("input", "output")}
+        yield m.group(1), *[f.group(1).split(", ") if f else [] for f in field.values()]
+
+
+def test_dag_keeps_the_privacy_boundary(data_root, tmp_path):
+    """The DAG is the threat model: a party job reads only its own party's files; the server's and
+    the reports' jobs never read a party's records, sample, private embeddings or raw votes."""
+    out = snakemake(tmp_path, "-n", "--forceall", data_root=data_root).stdout
+    jobs = list(dag_jobs(out))
+    assert {rule for rule, _, _ in jobs} >= PARTY_RULES | SERVER_RULES | {"curate", "fedmd"}
+    for rule, inputs, outputs in jobs:
+        if rule in PARTY_RULES:
+            party = {re.search(r"party-(\d+)", o).group(1) for o in outputs}
+            assert len(party) == 1, (rule, outputs)
+            for i in inputs:
+                m = re.search(r"party-(\d+)", i)
+                assert m is None or {m.group(1)} == party, (rule, i, outputs)
+        if rule in SERVER_RULES:
+            assert not [i for i in inputs if PRIVATE.search(i)], (rule, inputs)
+        if rule == "curate":  # the trusted curator of central DP reads raw votes and nothing else private
+            assert all("/votes/party-" in i for i in inputs), inputs
+
+
+def test_table_rknn(tiny):
+    t = pd.read_csv(tiny / "results" / "table_rknn.csv")
+    assert list(t.columns[:15]) == ["dataset", "scenario", "encoder", "s", "k", "mechanism", "epsilon", "delta",
+                                    "adjacency", "label_accuracy", "test_accuracy", "paper_test_accuracy",
+                                    "paper_label_accuracy", "preset", "seed"]
+    assert len(t) == 6 and (t["preset"] == "tiny").all()
+    mnist = t[t.scenario == "rknn_mnist"]
+    assert mnist["label_accuracy"].between(0.3, 1).all() and (mnist["test_accuracy"] > 0.3).all()  # chance: 0.1
+    assert np.isnan(t.loc[t.scenario == "femnist_iid", "label_accuracy"]).all()  # public labels of another space
+    assert (t.loc[t.mechanism != "none", "delta"] == 0).all()
+    assert (t.loc[t.mechanism == "none", "epsilon"] == np.inf).all()
+    noisy = pq.read_table(tiny / "results/rknn/rknn_mnist/hog/s20/k1/laplace-eps1.0/labels.parquet").to_pandas()
+    assert set(noisy.columns) == {"row", "cluster", "label"} and len(noisy) == 1000
+
+
 def test_lint_is_clean():
     proc = subprocess.run([*SNAKEMAKE, "--lint", "--snakefile", str(REPO / "Snakefile")], capture_output=True,
                           text=True, cwd=REPO)

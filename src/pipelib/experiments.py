@@ -46,7 +46,7 @@ def load_public_pool(index_path, data_path, device):
 # ------------------------------------------------------------------------------------ pretraining
 
 def pretrain(arch: str, public_dir, n_classes: int, epochs: int, batch: int, lr: float, seed: int, device: str,
-             threads: int, out_model, out_summary, max_images: int = 0) -> dict:
+             threads: int, out_model, out_summary, max_images: int = 0, checkpoint=None) -> dict:
     """Train ``arch`` on the labelled public data: the shared initialization of every party using it.
 
     ``max_images`` > 0 trains on a seeded subset of that size (reduced presets)."""
@@ -61,7 +61,8 @@ def pretrain(arch: str, public_dir, n_classes: int, epochs: int, batch: int, lr:
     model = train.prepare(build(arch, x.shape[1:], n_classes), dev)
     opt = optimizer(model, lr)
     history = []
-    for epoch in range(epochs):
+    fp = train.fingerprint("pretrain", arch, str(public_dir), n_classes, epochs, batch, lr, seed, max_images)
+    for epoch in train.resumable_epochs(epochs, checkpoint, fp, model, opt, gen, history):
         stats = train.fit(model, opt, x, y, train.hard_ce, 1, batch, gen)
         acc = train.accuracy(model, x_test, y_test)
         history.append({"epoch": epoch + 1, "loss": stats["loss"], "public_test_accuracy": acc,
@@ -69,6 +70,7 @@ def pretrain(arch: str, public_dir, n_classes: int, epochs: int, batch: int, lr:
         log.info("pretrain %s epoch %d/%d: loss %.4f, public test accuracy %.4f (%.0f img/s)", arch, epoch + 1,
                  epochs, stats["loss"], acc, stats["img_per_s"])
     _save_model(model, out_model, {"public": meta["dataset"], "history": history})
+    train.clear_checkpoint(checkpoint)
     summary = {"arch": arch, "public": meta["dataset"], "n_classes": n_classes, "epochs": epochs, "images": len(x),
                "public_test_accuracy": history[-1]["public_test_accuracy"] if history else None,
                "history": history, "device": str(dev)}
@@ -161,7 +163,7 @@ def fedmd_row(scenario: str, method: str, answer: str, party_paths: list, models
                  float(np.mean(accs)), " ".join(f"{a:.3f}" for a in accs), rows[0]["round_seconds"])
 
     started = time.perf_counter()
-    fp = fedmd.fingerprint(scenario, method, answer, cfg, seed, [str(p) for p in party_paths], torch_seed)
+    fp = train.fingerprint(scenario, method, answer, cfg, seed, [str(p) for p in party_paths], torch_seed)
     history = fedmd.run(parties, server, x_pub, x_test, y_test, schedule, (n_public_classes, n_classes),
                         checkpoint=checkpoint, fingerprint=fp, on_round=progress)
     wall = time.perf_counter() - started
@@ -176,8 +178,7 @@ def fedmd_row(scenario: str, method: str, answer: str, party_paths: list, models
               "public_per_round": schedule.public_per_round, "wall_seconds": wall, "device": str(dev),
               "seed": seed, "preset": preset}
     write_json(result, out_result)
-    if checkpoint is not None:
-        Path(checkpoint).unlink(missing_ok=True)
+    train.clear_checkpoint(checkpoint)
     log.info("final accuracy %.4f +- %.4f in %.0f s", result["accuracy"], result["accuracy_std"], wall)
     return result
 
@@ -185,7 +186,8 @@ def fedmd_row(scenario: str, method: str, answer: str, party_paths: list, models
 # ------------------------------------------------------------------------------------- centralized
 
 def centralized(scenario: str, arch: str, party_paths: list, model_path, test_path, n_public_classes: int,
-                epochs: int, batch: int, lr: float, device: str, threads: int, seed: int, out_result) -> dict:
+                epochs: int, batch: int, lr: float, device: str, threads: int, seed: int, out_result,
+                checkpoint=None) -> dict:
     """The utility upper bound: one model of ``arch`` trained on all parties' records pooled."""
     train.set_threads(threads)
     dev = train.pick_device(device)
@@ -197,7 +199,8 @@ def centralized(scenario: str, arch: str, party_paths: list, model_path, test_pa
     model = load_model(model_path, dev, task[1])
     opt = optimizer(model, lr)
     t0 = time.perf_counter()
-    for epoch in range(epochs):
+    fp = train.fingerprint("centralized", scenario, arch, [str(p) for p in party_paths], epochs, batch, lr, seed)
+    for epoch in train.resumable_epochs(epochs, checkpoint, fp, model, opt, gen, []):
         stats = train.fit(model, opt, x, y, train.hard_ce, 1, batch, gen)
         if (epoch + 1) % max(1, epochs // 10) == 0 or epoch + 1 == epochs:
             log.info("centralized %s epoch %d/%d: loss %.4f, test accuracy %.4f", arch, epoch + 1, epochs,
@@ -207,4 +210,5 @@ def centralized(scenario: str, arch: str, party_paths: list, model_path, test_pa
               "accuracy_any_class": train.accuracy(model, x_test, y_test), "wall_seconds": time.perf_counter() - t0,
               "device": str(dev), "seed": seed}
     write_json(result, out_result)
+    train.clear_checkpoint(checkpoint)
     return result

@@ -15,8 +15,6 @@ round's answers would feed nothing, so they are not released (and not counted by
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import math
 import time
@@ -184,42 +182,26 @@ def releases(schedule: Schedule) -> int:
 
 
 def _save(path, fingerprint, parties, history, consensus, t):
-    if path is None:
-        return
-    from .io import atomic_path
-
-    state = {"fingerprint": fingerprint, "round": t, "history": history,
-             "consensus": None if consensus is None else consensus.cpu(),
-             "torch_rng": torch.get_rng_state(),
-             "parties": [{"model": p.model.state_dict(), "opt": p.opt.state_dict(), "gen": p.gen.get_state(),
-                          "noise_gen": p.noise_gen.get_state() if p.noise_gen is not None else None}
-                         for p in parties]}
-    with atomic_path(path) as tmp:
-        torch.save(state, tmp)
+    train.save_checkpoint(path, fingerprint, round=t, history=history,
+                          consensus=None if consensus is None else consensus.cpu(),
+                          parties=[{"model": p.model.state_dict(), "opt": p.opt.state_dict(), "gen": p.gen.get_state(),
+                                    "noise_gen": p.noise_gen.get_state() if p.noise_gen is not None else None}
+                                   for p in parties])
 
 
 def _load(path, fingerprint, parties):
-    if path is None or not Path(path).exists():
+    state = train.load_checkpoint(path, fingerprint)
+    if state is None:
         return None
-    state = torch.load(path, map_location="cpu", weights_only=False)
-    if state.get("fingerprint") != fingerprint:
-        log.warning("ignoring checkpoint %s: it was written for another configuration", path)
-        return None
-    device = parties[0].x.device
     for p, saved in zip(parties, state["parties"]):
         p.model.load_state_dict(saved["model"])
         p.opt.load_state_dict(saved["opt"])
         p.gen.set_state(saved["gen"])
         if p.noise_gen is not None:
             p.noise_gen.set_state(saved["noise_gen"])
-    torch.set_rng_state(state["torch_rng"])
+    device = parties[0].x.device
     consensus = state["consensus"].to(device) if state["consensus"] is not None else None
     return state["history"], consensus, state["round"]
-
-
-def fingerprint(*parts) -> str:
-    """A short hash of everything that determines a run (for checkpoint validity)."""
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 def summarize(history: list[dict], n_parties: int) -> dict:

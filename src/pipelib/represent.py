@@ -117,13 +117,13 @@ def nt_xent(z: torch.Tensor, temperature: float) -> torch.Tensor:
 
 
 def train_simclr(x_u8: torch.Tensor, arch: str, dim: int, epochs: int, batch: int, lr: float, temperature: float,
-                 gen: torch.Generator, log=None) -> Encoder:
+                 gen: torch.Generator, log=None, checkpoint=None, fingerprint: str = "") -> Encoder:
     """Train an encoder on unlabelled images (public data only) with SimCLR's contrastive loss."""
     encoder = Encoder(arch, x_u8.shape[1:], dim)
     model = train.prepare(SimCLR(encoder), x_u8.device)
     opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=1e-6)
     dummy = torch.zeros(len(x_u8), dtype=torch.long, device=x_u8.device)
-    for epoch in range(epochs):
+    for epoch in train.resumable_epochs(epochs, checkpoint, fingerprint, model, opt, gen, []):
         stats = train.fit(model, opt, x_u8, dummy, lambda z, _: nt_xent(z, temperature), 1, batch, gen)
         if log:
             log.info("simclr epoch %d/%d: loss %.4f (%.0f img/s)", epoch + 1, epochs, stats["loss"], stats["img_per_s"])

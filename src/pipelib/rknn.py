@@ -100,7 +100,7 @@ def _device_images(path, device):
 
 
 def train_encoder(encoder: str, settings: dict, public_index, public_data, seed: int, device: str, threads: int,
-                  out_model) -> None:
+                  out_model, checkpoint=None) -> None:
     """SimCLR encoder on the public images only (no labels)."""
     from .experiments import load_public_pool
 
@@ -112,11 +112,13 @@ def train_encoder(encoder: str, settings: dict, public_index, public_data, seed:
         keep = np.sort(rng(seed, "simclr-subset", encoder).choice(len(x), limit, replace=False))
         x = x[torch.from_numpy(keep).to(dev)]
     gen = train.seed_everything(int(rng(seed, "simclr", encoder).integers(2**31 - 1)))
+    fp = train.fingerprint("simclr", encoder, settings, str(public_index), seed)
     model = represent.train_simclr(x, settings["arch"], settings["dim"], settings["epochs"], settings["batch"],
-                                   settings["lr"], settings["temperature"], gen, log)
+                                   settings["lr"], settings["temperature"], gen, log, checkpoint, fp)
     with atomic_path(out_model) as tmp:
         torch.save({"arch": model.arch, "in_shape": model.in_shape, "dim": model.dim,
                     "state_dict": {k: v.cpu() for k, v in model.state_dict().items()}}, tmp)
+    train.clear_checkpoint(checkpoint)
 
 
 def _embed_images(images_u8: np.ndarray, settings: dict, model_path, device: str) -> np.ndarray:
@@ -228,7 +230,7 @@ def label_queries(noisy_counts_npy, assign_path, out_labels) -> None:
 
 
 def student(labels_path, public_index, public_data, test_path, settings: dict, device: str, threads: int,
-            seed: int, out_json, label_accuracy: bool = True) -> dict:
+            seed: int, out_json, label_accuracy: bool = True, checkpoint=None) -> dict:
     """Train a student on the privately labelled public set; report Acc_pl and Acc_pc."""
     from .experiments import load_labelled, load_public_pool
     from .models import build, optimizer
@@ -248,7 +250,8 @@ def student(labels_path, public_index, public_data, test_path, settings: dict, d
     model = train.prepare(build(settings["arch"], x_pub.shape[1:], n_classes), dev)
     opt = optimizer(model, settings["lr"])
     t0 = time.perf_counter()
-    for epoch in range(settings["epochs"]):
+    fp = train.fingerprint("student", str(labels_path), settings, seed)
+    for epoch in train.resumable_epochs(settings["epochs"], checkpoint, fp, model, opt, gen, []):
         stats = train.fit(model, opt, x_pub, y_pub, train.hard_ce, 1, settings["batch"], gen)
         log.info("student epoch %d/%d: loss %.4f, test accuracy %.4f", epoch + 1, settings["epochs"], stats["loss"],
                  train.accuracy(model, x_test, y_test))
@@ -256,4 +259,5 @@ def student(labels_path, public_index, public_data, test_path, settings: dict, d
               "public_n": len(x_pub), "test_n": len(x_test), "queries": int(labels["cluster"].max() + 1),
               "student_seconds": time.perf_counter() - t0, "device": str(dev)}
     write_json(result, out_json)
+    train.clear_checkpoint(checkpoint)
     return result

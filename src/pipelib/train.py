@@ -119,3 +119,68 @@ def accuracy(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch: int = 10
         return float((logits.argmax(1) == y).float().mean())
     start, stop = outputs
     return float((logits[:, start:stop].argmax(1) + start == y).float().mean())
+
+
+# ---------------------------------------------------------------------------- resumable training
+# A long job saves its state after every epoch (or round); started again after a kill or a cluster
+# pre-emption, it continues from there with identical results.  The file is not a Snakemake output:
+# it survives a failed job and is deleted when the job finishes.  A fingerprint of everything that
+# determines the run guards against resuming a run of another configuration.
+
+def fingerprint(*parts) -> str:
+    """A short hash of everything that determines a run."""
+    import hashlib
+    import json
+
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def save_checkpoint(path, fingerprint: str, **state) -> None:
+    """Atomically save ``state`` (tensors, state dicts, generator states, python values) and torch's RNG."""
+    if path is None:
+        return
+    from .io import atomic_path
+
+    with atomic_path(path) as tmp:
+        torch.save({"fingerprint": fingerprint, "torch_rng": torch.get_rng_state(), **state}, tmp)
+
+
+def load_checkpoint(path, fingerprint: str) -> dict | None:
+    """The state saved at ``path`` if it exists and was written for ``fingerprint`` (torch's RNG restored)."""
+    import logging
+    from pathlib import Path
+
+    if path is None or not Path(path).exists():
+        return None
+    state = torch.load(path, map_location="cpu", weights_only=False)
+    if state.get("fingerprint") != fingerprint:
+        logging.getLogger(__name__).warning("ignoring checkpoint %s: written for another configuration", path)
+        return None
+    torch.set_rng_state(state["torch_rng"])
+    logging.getLogger(__name__).info("resuming from %s", path)
+    return state
+
+
+def clear_checkpoint(path) -> None:
+    from pathlib import Path
+
+    if path is not None:
+        Path(path).unlink(missing_ok=True)
+
+
+def resumable_epochs(epochs: int, checkpoint, fp: str, model: nn.Module, opt: torch.optim.Optimizer,
+                     gen: torch.Generator, history: list):
+    """Yield the epoch numbers still to run; after each one the caller's model, optimizer, shuffling
+    generator and ``history`` list are checkpointed.  Restores them first when resuming."""
+    state = load_checkpoint(checkpoint, fp)
+    start = 0
+    if state is not None:
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["opt"])
+        gen.set_state(state["gen"])
+        history[:] = state["history"]
+        start = state["epoch"]
+    for epoch in range(start, epochs):
+        yield epoch
+        save_checkpoint(checkpoint, fp, model=model.state_dict(), opt=opt.state_dict(), gen=gen.get_state(),
+                        history=history, epoch=epoch + 1)

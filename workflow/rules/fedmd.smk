@@ -19,6 +19,7 @@ rule pretrain:
         lr=FEDMD["lr"],
         device=FEDMD["device"],
         seed=config["seed"],
+        checkpoint=lambda wc: f"results/pretrain/{wc.public}/{wc.arch}-c{wc.n_classes}.resume.pt",
     threads: FEDMD["threads"]
     resources:
         mem_mb=8000,
@@ -76,6 +77,7 @@ rule centralized:
         device=FEDMD["device"],
         n_public_classes=lambda wc: raw.dataset(SCENARIOS[wc.scenario]["public"]).classes,
         seed=lambda wc: scenario_seed(config, wc.scenario),
+        checkpoint=lambda wc: f"results/centralized/{wc.scenario}/{wc.arch}.resume.pt",
     threads: FEDMD["threads"]
     resources:
         mem_mb=8000,

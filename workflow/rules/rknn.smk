@@ -16,6 +16,7 @@ rule train_encoder:
         settings=lambda wc: RKNN["encoders"][wc.encoder],
         seed=lambda wc: scenario_seed(config, wc.scenario),
         device=RKNN["device"],
+        checkpoint=lambda wc: f"{rknn_dir(wc.scenario, wc.encoder)}/encoder.resume.pt",
     threads: RKNN["threads"]
     resources:
         mem_mb=8000,
@@ -206,6 +207,7 @@ rule student:
         device=RKNN["device"],
         # label accuracy needs public labels in the task's label space (same dataset)
         same_labels=lambda wc: SCENARIOS[wc.scenario]["public"] == SCENARIOS[wc.scenario]["private"],
+        checkpoint=lambda wc: f"{rknn_dir(wc.scenario, wc.encoder, wc.s, wc.k)}/{wc.mech}/student.resume.pt",
     threads: RKNN["threads"]
     resources:
         mem_mb=8000,

@@ -8,7 +8,8 @@ sm = snakemake
 w, p, i, o = sm.wildcards, sm.params, sm.input, sm.output
 rule = sm.rule
 if rule == "train_encoder":
-    rknn.train_encoder(w.encoder, p.settings, i.public_index, i.public_data, p.seed, p.device, sm.threads, o[0])
+    rknn.train_encoder(w.encoder, p.settings, i.public_index, i.public_data, p.seed, p.device, sm.threads, o[0],
+                       checkpoint=p.checkpoint)
 elif rule == "embed_public":
     rknn.embed_public(p.settings, i.public_index, i.public_data, (i.model or [None])[0], p.device, sm.threads, o[0])
 elif rule == "embed_party":
@@ -27,7 +28,7 @@ elif rule == "label_queries":
     rknn.label_queries(i.counts, i.assign, o[0])
 elif rule == "student":
     rknn.student(i.labels, i.public_index, i.public_data, i.test, p.settings, p.device, sm.threads, p.seed, o[0],
-                 label_accuracy=p.same_labels)
+                 label_accuracy=p.same_labels, checkpoint=p.checkpoint)
 elif rule == "table_rknn":
     report.table_rknn(p.rows, list(i), p.preset, p.seeds, o[0])
 else:
