@@ -162,11 +162,10 @@ def fedmd_row(scenario: str, method: str, answer: str, party_paths: list, models
         log.info("round %d/%d: mean accuracy %.4f, parties %s (%.1f s)", rows[0]["round"], schedule.rounds,
                  float(np.mean(accs)), " ".join(f"{a:.3f}" for a in accs), rows[0]["round_seconds"])
 
-    started = time.perf_counter()
     fp = train.fingerprint(scenario, method, answer, cfg, seed, [str(p) for p in party_paths], torch_seed)
     history = fedmd.run(parties, server, x_pub, x_test, y_test, schedule, (n_public_classes, n_classes),
                         checkpoint=checkpoint, fingerprint=fp, on_round=progress)
-    wall = time.perf_counter() - started
+    wall = fedmd.wall_seconds(history)  # summed over rounds: includes the rounds before a resume
     rounds = pd.DataFrame(history).assign(scenario=scenario, method=method, answer=answer)
     write_table(pa.Table.from_pandas(rounds, preserve_index=False), out_rounds)
     n = privacy.get("n", min(ns))  # private records per party (the smallest party: the worst privacy)

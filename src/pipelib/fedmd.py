@@ -139,8 +139,9 @@ def run(parties: list[Party], server: Server, x_public: torch.Tensor, x_test: to
         t0 = time.perf_counter()
         for p in parties:
             p.train_own(s.init_epochs, s.init_batch)
-        history = _evaluate(parties, x_test, y_test, 0, s, task_outputs, time.perf_counter() - t0)
+        history = _evaluate(parties, x_test, y_test, 0, s, task_outputs)
         consensus = _collect(parties, server, x_public, 0, s) if s.rounds > 0 else None
+        _stamp(history, time.perf_counter() - t0)
         start = 0
         _save(checkpoint, fingerprint, parties, history, consensus, 0)
         if on_round:
@@ -154,8 +155,9 @@ def run(parties: list[Party], server: Server, x_public: torch.Tensor, x_test: to
         for p in parties:
             p.digest(x_round, consensus, s.digest_epochs, s.digest_batch)
             p.train_own(s.revisit_epochs, s.revisit_batch)
-        history += _evaluate(parties, x_test, y_test, t + 1, s, task_outputs, time.perf_counter() - t0)
+        history += _evaluate(parties, x_test, y_test, t + 1, s, task_outputs)
         consensus = _collect(parties, server, x_public, t + 1, s) if t + 1 < s.rounds else None
+        _stamp(history, time.perf_counter() - t0)
         _save(checkpoint, fingerprint, parties, history, consensus, t + 1)
         if on_round:
             on_round(history[-len(parties):])
@@ -168,11 +170,23 @@ def _collect(parties, server, x_public, t, s):
     return server.aggregate([p.answer(x_round, s.predict_batch) for p in parties])
 
 
-def _evaluate(parties, x_test, y_test, t, s, task_outputs, seconds):
+def _evaluate(parties, x_test, y_test, t, s, task_outputs):
     return [{"round": t, "party": p.pid, "arch": p.model.arch.name,
              "accuracy": p.accuracy(x_test, y_test, s.predict_batch, task_outputs),
              "accuracy_any_class": p.accuracy(x_test, y_test, s.predict_batch),
-             "round_seconds": seconds} for p in parties]
+             "round_seconds": None} for p in parties]
+
+
+def _stamp(history, seconds):
+    """Set the wall time of the round just finished (training, evaluation, answers) on its rows."""
+    for row in history:
+        if row["round_seconds"] is None:
+            row["round_seconds"] = seconds
+
+
+def wall_seconds(history: list[dict]) -> float:
+    """A run's compute time: its rounds' wall times summed, so that it survives a resume."""
+    return float(sum({h["round"]: h["round_seconds"] for h in history}.values()))
 
 
 def releases(schedule: Schedule) -> int:

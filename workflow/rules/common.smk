@@ -27,11 +27,15 @@ wildcard_constraints:
 
 
 def raw_inputs(wildcards):
-    """The raw files a dataset's ingest reads; a clear error if they are missing (download off)."""
+    """The raw files a dataset's ingest reads; a clear error if they are missing (download off).
+
+    They are marked ancient: their content is verified by checksum, so a re-copied data root (new
+    mtimes, same bytes) must not re-run the whole chain. After replacing raw files, `--forcerun ingest`.
+    """
     spec = raw.dataset(wildcards.dataset)
     if config["download"] and spec.torchvision:
-        return [str(DATA_ROOT / rel) for rel in spec.files()]  # made by rule download
-    return [str(p) for p in raw.raw_files(wildcards.dataset, DATA_ROOT).values()]
+        return [ancient(str(DATA_ROOT / rel)) for rel in spec.files()]  # made by rule download
+    return [ancient(str(p)) for p in raw.raw_files(wildcards.dataset, DATA_ROOT).values()]
 
 
 def ingested(dataset):

@@ -9,6 +9,8 @@ if config["download"]:
              for rel in raw.DATASETS[name].files()],
         log:
             "results/logs/download/download.log",
+        benchmark:
+            "results/benchmarks/download/download.tsv"
         params:
             data_root=config["data_root"],
             datasets=[name for name, spec in raw.DATASETS.items() if spec.torchvision],
@@ -101,6 +103,8 @@ rule partition_summary:
         "results/partitions.csv",
     log:
         "results/logs/partition_summary.log",
+    benchmark:
+        "results/benchmarks/partition_summary.tsv"
     threads: 1
     resources:
         mem_mb=1000,

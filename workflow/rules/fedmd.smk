@@ -99,6 +99,8 @@ rule table2:
         rounds="results/table2_rounds.parquet",
     log:
         "results/logs/table2.log",
+    benchmark:
+        "results/benchmarks/table2.tsv"
     params:
         datasets={label: {**spec, "party_archs": party_archs(spec["scenario"])} for label, spec in TABLE2.items()},
         rows=table2_rows(),

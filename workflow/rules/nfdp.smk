@@ -34,6 +34,8 @@ rule nfdp_ledger:
         "results/samples/{scenario}/{sampling}-k{k}/ledger.csv",
     log:
         "results/logs/nfdp_ledger/{scenario}/{sampling}-k{k}.log",
+    benchmark:
+        "results/benchmarks/nfdp_ledger/{scenario}/{sampling}-k{k}.tsv"
     threads: 1
     resources:
         mem_mb=1000,
@@ -51,6 +53,8 @@ rule privacy_ledger:
         "results/privacy_ledger.csv",
     log:
         "results/logs/privacy_ledger.log",
+    benchmark:
+        "results/benchmarks/privacy_ledger.tsv"
     params:
         preset=config["preset"],
     threads: 1

@@ -60,6 +60,8 @@ rule embed_party:
         "results/rknn/{scenario}/{encoder}/party-{party}.npy",
     log:
         "results/logs/rknn/{scenario}/{encoder}/embed_party-{party}.log",
+    benchmark:
+        "results/benchmarks/rknn/{scenario}/{encoder}/embed_party-{party}.tsv"
     params:
         settings=lambda wc: RKNN["encoders"][wc.encoder],
         device=RKNN["device"],
@@ -105,6 +107,8 @@ rule party_votes:
         "results/rknn/{scenario}/{encoder}/s{s}/k{k}/votes/party-{party}.npy",
     log:
         "results/logs/rknn/{scenario}/{encoder}/s{s}/k{k}/votes-party-{party}.log",
+    benchmark:
+        "results/benchmarks/rknn/{scenario}/{encoder}/s{s}/k{k}/votes-party-{party}.tsv"
     threads: 1
     resources:
         mem_mb=2000,
@@ -124,6 +128,8 @@ rule party_local_answer:
         "results/rknn/{scenario}/{encoder}/s{s}/k{k}/{lmech}/party-{party}.json",
     log:
         "results/logs/rknn/{scenario}/{encoder}/s{s}/k{k}/{lmech}/party-{party}.log",
+    benchmark:
+        "results/benchmarks/rknn/{scenario}/{encoder}/s{s}/k{k}/{lmech}/party-{party}.tsv"
     params:
         seed=lambda wc: scenario_seed(config, wc.scenario),
     threads: 1
@@ -143,6 +149,8 @@ rule curate:
         "results/rknn/{scenario}/{encoder}/s{s}/k{k}/{cmech}/noisy_counts.npy",
     log:
         "results/logs/rknn/{scenario}/{encoder}/s{s}/k{k}/{cmech}/curate.log",
+    benchmark:
+        "results/benchmarks/rknn/{scenario}/{encoder}/s{s}/k{k}/{cmech}/curate.tsv"
     params:
         seed=lambda wc: scenario_seed(config, wc.scenario),
     threads: 1
@@ -162,6 +170,8 @@ rule aggregate_local:
         "results/rknn/{scenario}/{encoder}/s{s}/k{k}/{lmech}/noisy_counts.npy",
     log:
         "results/logs/rknn/{scenario}/{encoder}/s{s}/k{k}/{lmech}/aggregate.log",
+    benchmark:
+        "results/benchmarks/rknn/{scenario}/{encoder}/s{s}/k{k}/{lmech}/aggregate.tsv"
     threads: 1
     resources:
         mem_mb=1000,
@@ -180,6 +190,8 @@ rule label_queries:
         "results/rknn/{scenario}/{encoder}/s{s}/k{k}/{mech}/labels.parquet",
     log:
         "results/logs/rknn/{scenario}/{encoder}/s{s}/k{k}/{mech}/labels.log",
+    benchmark:
+        "results/benchmarks/rknn/{scenario}/{encoder}/s{s}/k{k}/{mech}/labels.tsv"
     threads: 1
     resources:
         mem_mb=1000,
@@ -226,6 +238,8 @@ rule table_rknn:
         "results/table_rknn.csv",
     log:
         "results/logs/table_rknn.log",
+    benchmark:
+        "results/benchmarks/table_rknn.tsv"
     params:
         rows=[row for row, _ in rknn_rows()],
         preset=config["preset"],
