@@ -2,8 +2,10 @@
 
 import os
 import re
+import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -20,8 +22,8 @@ SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 TINY = REPO / "presets" / "tiny.yaml"
 
 
-def snakemake(workdir, *args, data_root=None, check=True):
-    cmd = [*SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir), "--cores", "2",
+def snakemake(workdir, *args, data_root=None, check=True, targets=()):
+    cmd = [*SNAKEMAKE, *targets, "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir), "--cores", "2",
            "--configfile", str(TINY), *args]
     if data_root is not None:
         cmd += ["--config", f"data_root={data_root}"]
@@ -99,11 +101,17 @@ def test_second_run_has_nothing_to_do(tiny, data_root):
     assert "Nothing to be done" in out.stdout + out.stderr
 
 
-def test_fresh_raw_file_times_rerun_nothing(tiny, data_root):
-    """Raw files are checksummed and marked ancient: re-copying the data root (new mtimes) keeps the cache."""
-    for path in (tiny / "results" / "data").rglob("*.parquet"):
-        os.utime(path, (1_000_000, 1_000_000))  # ingest outputs now older than every raw file
-    out = snakemake(tiny, "-n", data_root=data_root)
+def test_fresh_raw_file_times_rerun_nothing(data_root, tmp_path):
+    """Raw files are checksummed and marked ancient: re-copying the data root (same bytes, new mtimes)
+    keeps the cache.  Uses its own copy of MNIST's raw files, so the shared workspace is left alone."""
+    root = tmp_path / "data"
+    shutil.copytree(data_root / "MNIST", root / "MNIST")
+    work, target = tmp_path / "work", "results/data/mnist/class_counts.csv"
+    snakemake(work, data_root=root, targets=[target])
+    later = time.time() + 600
+    for path in (root / "MNIST").rglob("*"):
+        os.utime(path, (later, later))  # the re-copied raw files are now newer than every output
+    out = snakemake(work, "-n", data_root=root, targets=[target])
     assert "Nothing to be done" in out.stdout + out.stderr, out.stdout[-2000:]
 
 
