@@ -22,12 +22,12 @@ SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 TINY = REPO / "presets" / "tiny.yaml"
 
 
-def snakemake(workdir, *args, data_root=None, check=True, targets=()):
+def snakemake(workdir, *args, data_root=None, check=True, targets=(), env=None):
     cmd = [*SNAKEMAKE, *targets, "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir), "--cores", "2",
            "--configfile", str(TINY), *args]
     if data_root is not None:
         cmd += ["--config", f"data_root={data_root}"]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if check and proc.returncode != 0:
         raise AssertionError(f"snakemake failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}")
     return proc
@@ -113,6 +113,24 @@ def test_fresh_raw_file_times_rerun_nothing(data_root, tmp_path):
         os.utime(path, (later, later))  # the re-copied raw files are now newer than every output
     out = snakemake(work, "-n", data_root=root, targets=[target])
     assert "Nothing to be done" in out.stdout + out.stderr, out.stdout[-2000:]
+
+
+def test_editing_pipelib_reruns_only_the_rules_that_run_it(data_root, tmp_path):
+    """params.code: after an edit of pipelib/partition.py, the partition and party_data jobs re-run,
+    ingest (whose script does not import it) does not.  Runs on a copy of pipelib put first on the
+    path, so the repository's source is left alone."""
+    src = tmp_path / "src"
+    shutil.copytree(REPO / "src" / "pipelib", src / "pipelib", ignore=shutil.ignore_patterns("__pycache__"))
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    work, target = tmp_path / "work", ["results/partitions/femnist_iid/party-0.parquet"]
+    snakemake(work, data_root=data_root, targets=target, env=env)
+    out = snakemake(work, "-n", data_root=data_root, targets=target, env=env)
+    assert "Nothing to be done" in out.stdout + out.stderr
+    with open(src / "pipelib" / "partition.py", "a") as f:
+        f.write("\n# an edit\n")
+    out = snakemake(work, "-n", data_root=data_root, targets=target, env=env)
+    assert job_counts(out.stdout) == {"partition": 1, "party_data": 1}
+    assert "Params have changed" in out.stdout
 
 
 def test_changing_one_k_reruns_only_its_jobs(tiny, data_root, tmp_path):

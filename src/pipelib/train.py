@@ -125,14 +125,18 @@ def accuracy(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch: int = 10
 # A long job saves its state after every epoch (or round); started again after a kill or a cluster
 # pre-emption, it continues from there with identical results.  The file is not a Snakemake output:
 # it survives a failed job and is deleted when the job finishes.  A fingerprint of everything that
-# determines the run guards against resuming a run of another configuration.
+# determines the run (its settings and pipelib's code) guards against resuming a run of another
+# configuration, or continuing one with edited code.
 
 def fingerprint(*parts) -> str:
-    """A short hash of everything that determines a run."""
+    """A short hash of everything that determines a run: ``parts`` and the pipelib source."""
     import hashlib
     import json
 
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    from .provenance import package_digest
+
+    payload = json.dumps([package_digest(), *parts], sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
 def save_checkpoint(path, fingerprint: str, **state) -> None:

@@ -7,6 +7,7 @@ from snakemake.exceptions import WorkflowError
 
 from pipelib import ingest as raw
 from pipelib.config import ConfigError, scenario_seed, validate
+from pipelib.provenance import code_digest
 
 try:
     validate(config)
@@ -24,6 +25,13 @@ wildcard_constraints:
     sampling="with_replacement|without_replacement",
     k="[1-9][0-9]*",
     party="0|[1-9][0-9]*",
+
+
+def code(script):
+    """params.code of every rule: a digest of workflow/scripts/<script> and of the pipelib modules it
+    imports (transitively). Snakemake's code trigger sees only the script; with this param, editing a
+    pipelib module re-runs exactly the rules whose scripts use it (the params trigger)."""
+    return code_digest(Path(workflow.basedir) / "workflow" / "scripts" / script)
 
 
 def raw_inputs(wildcards):

@@ -12,6 +12,7 @@ if config["download"]:
         benchmark:
             "results/benchmarks/download/download.tsv"
         params:
+            code=code("download.py"),
             data_root=config["data_root"],
             datasets=[name for name, spec in raw.DATASETS.items() if spec.torchvision],
         threads: 1
@@ -37,6 +38,7 @@ rule ingest:
     benchmark:
         "results/benchmarks/ingest/{dataset}.tsv"
     params:
+        code=code("ingest.py"),
         data_root=config["data_root"],
         verify=config["verify_checksums"],
     threads: 1
@@ -62,6 +64,7 @@ rule partition:
     benchmark:
         "results/benchmarks/partition/{scenario}.tsv"
     params:
+        code=code("partition.py"),
         scenario=partition_params,
         task=lambda wc: config["tasks"][SCENARIOS[wc.scenario]["task"]],
         seed=lambda wc: scenario_seed(config, wc.scenario),
@@ -86,6 +89,8 @@ rule party_data:
         "results/logs/party_data/{scenario}/party-{party}.log",
     benchmark:
         "results/benchmarks/party_data/{scenario}/party-{party}.tsv"
+    params:
+        code=code("party_data.py"),
     threads: 1
     resources:
         mem_mb=2000,
@@ -105,6 +110,8 @@ rule partition_summary:
         "results/logs/partition_summary.log",
     benchmark:
         "results/benchmarks/partition_summary.tsv"
+    params:
+        code=code("partition_summary.py"),
     threads: 1
     resources:
         mem_mb=1000,

@@ -15,6 +15,7 @@ rule pretrain:
     wildcard_constraints:
         public="|".join(raw.DATASETS),
     params:
+        code=code("pretrain.py"),
         settings=FEDMD["pretrain"],
         lr=FEDMD["lr"],
         device=FEDMD["device"],
@@ -42,6 +43,7 @@ rule fedmd:
     benchmark:
         "results/benchmarks/fedmd/{scenario}/{answer}/{method}.tsv"
     params:
+        code=code("fedmd.py"),
         fedmd=lambda wc: {**fedmd_params(), "answer": wc.answer},
         archs=lambda wc: sorted(set(party_archs(wc.scenario))),
         n_public_classes=lambda wc: raw.dataset(SCENARIOS[wc.scenario]["public"]).classes,
@@ -72,6 +74,7 @@ rule centralized:
     benchmark:
         "results/benchmarks/centralized/{scenario}/{arch}.tsv"
     params:
+        code=code("centralized.py"),
         settings=FEDMD["centralized"],
         lr=FEDMD["lr"],
         device=FEDMD["device"],
@@ -102,6 +105,7 @@ rule table2:
     benchmark:
         "results/benchmarks/table2.tsv"
     params:
+        code=code("table2.py"),
         datasets={label: {**spec, "party_archs": party_archs(spec["scenario"])} for label, spec in TABLE2.items()},
         rows=table2_rows(),
         centralized=[(label, arch) for label, arch, _ in centralized_results()],

@@ -13,6 +13,7 @@ rule nfdp_sample:
     benchmark:
         "results/benchmarks/nfdp_sample/{scenario}/{sampling}-k{k}/party-{party}.tsv"
     params:
+        code=code("nfdp_sample.py"),
         seed=lambda wc: scenario_seed(config, wc.scenario),
     threads: 1
     resources:
@@ -36,6 +37,8 @@ rule nfdp_ledger:
         "results/logs/nfdp_ledger/{scenario}/{sampling}-k{k}.log",
     benchmark:
         "results/benchmarks/nfdp_ledger/{scenario}/{sampling}-k{k}.tsv"
+    params:
+        code=code("nfdp_ledger.py"),
     threads: 1
     resources:
         mem_mb=1000,
@@ -56,6 +59,7 @@ rule privacy_ledger:
     benchmark:
         "results/benchmarks/privacy_ledger.tsv"
     params:
+        code=code("privacy_ledger.py"),
         preset=config["preset"],
     threads: 1
     resources:

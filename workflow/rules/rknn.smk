@@ -13,6 +13,7 @@ rule train_encoder:
     benchmark:
         "results/benchmarks/rknn/{scenario}/{encoder}/train_encoder.tsv"
     params:
+        code=code("rknn.py"),
         settings=lambda wc: RKNN["encoders"][wc.encoder],
         seed=lambda wc: scenario_seed(config, wc.scenario),
         device=RKNN["device"],
@@ -39,6 +40,7 @@ rule embed_public:
     benchmark:
         "results/benchmarks/rknn/{scenario}/{encoder}/embed_public.tsv"
     params:
+        code=code("rknn.py"),
         settings=lambda wc: RKNN["encoders"][wc.encoder],
         device=RKNN["device"],
     threads: RKNN["threads"]
@@ -63,6 +65,7 @@ rule embed_party:
     benchmark:
         "results/benchmarks/rknn/{scenario}/{encoder}/embed_party-{party}.tsv"
     params:
+        code=code("rknn.py"),
         settings=lambda wc: RKNN["encoders"][wc.encoder],
         device=RKNN["device"],
     threads: 1
@@ -86,6 +89,7 @@ rule cluster:
     benchmark:
         "results/benchmarks/rknn/{scenario}/{encoder}/s{s}/cluster.tsv"
     params:
+        code=code("rknn.py"),
         seed=lambda wc: scenario_seed(config, wc.scenario),
         iterations=RKNN["kmeans_iterations"],
     threads: 1
@@ -109,6 +113,8 @@ rule party_votes:
         "results/logs/rknn/{scenario}/{encoder}/s{s}/k{k}/votes-party-{party}.log",
     benchmark:
         "results/benchmarks/rknn/{scenario}/{encoder}/s{s}/k{k}/votes-party-{party}.tsv"
+    params:
+        code=code("rknn.py"),
     threads: 1
     resources:
         mem_mb=2000,
@@ -131,6 +137,7 @@ rule party_local_answer:
     benchmark:
         "results/benchmarks/rknn/{scenario}/{encoder}/s{s}/k{k}/{lmech}/party-{party}.tsv"
     params:
+        code=code("rknn.py"),
         seed=lambda wc: scenario_seed(config, wc.scenario),
     threads: 1
     resources:
@@ -152,6 +159,7 @@ rule curate:
     benchmark:
         "results/benchmarks/rknn/{scenario}/{encoder}/s{s}/k{k}/{cmech}/curate.tsv"
     params:
+        code=code("rknn.py"),
         seed=lambda wc: scenario_seed(config, wc.scenario),
     threads: 1
     resources:
@@ -172,6 +180,8 @@ rule aggregate_local:
         "results/logs/rknn/{scenario}/{encoder}/s{s}/k{k}/{lmech}/aggregate.log",
     benchmark:
         "results/benchmarks/rknn/{scenario}/{encoder}/s{s}/k{k}/{lmech}/aggregate.tsv"
+    params:
+        code=code("rknn.py"),
     threads: 1
     resources:
         mem_mb=1000,
@@ -192,6 +202,8 @@ rule label_queries:
         "results/logs/rknn/{scenario}/{encoder}/s{s}/k{k}/{mech}/labels.log",
     benchmark:
         "results/benchmarks/rknn/{scenario}/{encoder}/s{s}/k{k}/{mech}/labels.tsv"
+    params:
+        code=code("rknn.py"),
     threads: 1
     resources:
         mem_mb=1000,
@@ -214,6 +226,7 @@ rule student:
     benchmark:
         "results/benchmarks/rknn/{scenario}/{encoder}/s{s}/k{k}/{mech}/student.tsv"
     params:
+        code=code("rknn.py"),
         settings=RKNN["student"],
         seed=lambda wc: scenario_seed(config, wc.scenario),
         device=RKNN["device"],
@@ -241,6 +254,7 @@ rule table_rknn:
     benchmark:
         "results/benchmarks/table_rknn.tsv"
     params:
+        code=code("rknn.py"),
         rows=[row for row, _ in rknn_rows()],
         preset=config["preset"],
         seeds=[scenario_seed(config, row["scenario"]) for row, _ in rknn_rows()],

@@ -1,0 +1,83 @@
+"""Code provenance: which pipelib modules a workflow script runs, and digests that change with them."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from pipelib import provenance, train
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def package(tmp_path):
+    """A small package laid out like pipelib: a imports b (relative, inside a function), c stands alone."""
+    pkg = tmp_path / "pipelib"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text('"""pkg."""\n')
+    (pkg / "a.py").write_text("import json\n\ndef f():\n    from .b import g\n    return g()\n")
+    (pkg / "b.py").write_text('def g():\n    return open("table.json").read()\n')
+    (pkg / "c.py").write_text("X = 1\n")
+    (pkg / "table.json").write_text("{}")
+    (pkg / "other.yaml").write_text("k: v\n")
+    script = tmp_path / "script.py"
+    script.write_text("import os\nfrom pipelib.a import f\n")
+    return pkg, script
+
+
+def test_imported_modules_reads_every_import_form(package):
+    pkg, _ = package
+    source = ("import pipelib.a\nfrom pipelib import b, not_a_module\nfrom . import c\nimport numpy\n"
+              "def h():\n    from pipelib.c import X\n")
+    assert provenance.imported_modules(source, pkg) == {"__init__", "a", "b", "c"}
+    assert provenance.imported_modules("import numpy\nfrom os import path\n", pkg) == set()
+
+
+def test_module_closure_follows_imports_transitively(package):
+    pkg, script = package
+    assert provenance.module_closure(script, pkg) == ["__init__", "a", "b"]
+
+
+def test_code_digest_changes_with_the_code_a_script_runs_and_only_that(package):
+    pkg, script = package
+    before = provenance.code_digest(script, pkg)
+    assert provenance.code_digest(script, pkg) == before  # deterministic
+    (pkg / "c.py").write_text("X = 2\n")  # not imported by the script
+    (pkg / "other.yaml").write_text("k: w\n")  # no module of the closure names it
+    assert provenance.code_digest(script, pkg) == before
+    for path, text in [(pkg / "b.py", 'def g():\n    return open("table.json").read()  # edited\n'),
+                       (pkg / "table.json", '{"x": 1}'), (script, "from pipelib.a import f  # edited\n")]:
+        path.write_text(text)
+        after = provenance.code_digest(script, pkg)
+        assert after != before, path.name
+        before = after
+
+
+def test_package_digest_covers_every_file(package):
+    pkg, _ = package
+    before = provenance.package_digest(pkg)
+    provenance.package_digest.cache_clear()
+    (pkg / "c.py").write_text("X = 3\n")
+    assert provenance.package_digest(pkg) != before
+
+
+def test_resume_fingerprint_changes_with_the_package(monkeypatch):
+    """A checkpoint written by other pipelib code is not resumed: the fingerprint carries its digest."""
+    base = train.fingerprint("fedmd", {"rounds": 2}, 0)
+    assert train.fingerprint("fedmd", {"rounds": 2}, 0) == base
+    monkeypatch.setattr(provenance, "package_digest", lambda: "0" * 16)
+    assert train.fingerprint("fedmd", {"rounds": 2}, 0) != base
+
+
+def test_every_script_rule_passes_its_code_digest():
+    """Each rule with a `script:` has params.code = code("<that script>"), so pipelib edits re-run it."""
+    rules = 0
+    for smk in sorted((REPO / "workflow" / "rules").glob("*.smk")):
+        for block in re.split(r"\n(?=\s*rule \w+:)", smk.read_text()):
+            script = re.search(r'script:\s*"\.\./scripts/(\w+\.py)"', block)
+            if script:
+                rules += 1
+                name = re.search(r"rule (\w+):", block).group(1)
+                assert f'code=code("{script.group(1)}")' in block, f"rule {name} in {smk.name} lacks params.code"
+    assert rules >= 20
