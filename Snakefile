@@ -1,5 +1,5 @@
 # pipelib: private federated knowledge distillation, from raw data to paper tables.
-# The stage chain and conventions are in README.md; every rule lives in workflow/rules/.
+# The stage chain is in docs/methods.md; every rule lives in workflow/rules/.
 import os
 
 from snakemake.utils import min_version
@@ -15,7 +15,9 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/nfdp.smk"
 include: "workflow/rules/fedmd.smk"
-include: "workflow/rules/rknn.smk"
+include: "workflow/rules/represent.smk"
+include: "workflow/rules/distill.smk"
+include: "workflow/rules/report.smk"
 
 
 rule all:

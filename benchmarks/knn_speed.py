@@ -1,4 +1,4 @@
-"""Clustering and nearest-neighbour throughput: faiss (what pipelib.rknn uses) vs scikit-learn, same data.
+"""Clustering and nearest-neighbour throughput: faiss (what pipelib.methods.rknn uses) vs scikit-learn, same data.
 
 Prints vectors per second for k-means (s clusters, fixed iterations) and for k-NN search of private
 embeddings against the s cluster centers.  By default the data are the reverse k-NN stage's own
@@ -6,8 +6,8 @@ embeddings when they exist (pass --public/--private .npy files), else a Gaussian
 same shape as the MNIST HOG setting.
 
     .venv/bin/python benchmarks/knn_speed.py
-    .venv/bin/python benchmarks/knn_speed.py --public results/rknn/rknn_cifar10/simclr/public.npy \\
-        --private results/rknn/rknn_cifar10/simclr/party-0.npy --s 500
+    .venv/bin/python benchmarks/knn_speed.py --public results/represent/rknn_cifar10/simclr/public.npy \\
+        --private results/represent/rknn_cifar10/simclr/party-0.npy --s 500
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import numpy as np
 from sklearn.cluster import KMeans
 from sklearn.neighbors import NearestNeighbors
 
-from pipelib import rknn
+from pipelib.methods import rknn
 
 
 def mixture(n, d, centers, seed):
@@ -60,14 +60,23 @@ def main():
     init = rknn.kmeans_pp_init(pub, args.s, np.random.default_rng(0))
 
     def faiss_kmeans():
-        km = faiss.Kmeans(pub.shape[1], args.s, niter=args.iterations, seed=0, min_points_per_centroid=1,
-                          max_points_per_centroid=len(pub))
+        km = faiss.Kmeans(
+            pub.shape[1],
+            args.s,
+            niter=args.iterations,
+            seed=0,
+            min_points_per_centroid=1,
+            max_points_per_centroid=len(pub),
+        )
         km.train(pub, init_centroids=init)
         return km.centroids
 
     def sk_kmeans():
-        return KMeans(args.s, init=init, n_init=1, max_iter=args.iterations, tol=0.0, algorithm="lloyd",
-                      random_state=0).fit(pub).cluster_centers_
+        return (
+            KMeans(args.s, init=init, n_init=1, max_iter=args.iterations, tol=0.0, algorithm="lloyd", random_state=0)
+            .fit(pub)
+            .cluster_centers_
+        )
 
     t_fk, centers = timed(faiss_kmeans, args.repeat)
     t_sk, _ = timed(sk_kmeans, args.repeat)
@@ -81,14 +90,20 @@ def main():
     t_fs, a = timed(faiss_search, args.repeat)
     t_ss, b = timed(sk_search, args.repeat)
     agree = float((a[:, 0] == b[:, 0]).mean())
-    print(f"public {pub.shape}, private {priv.shape}, s = {args.s}, k = {args.k}, {args.iterations} Lloyd iterations, "
-          f"faiss threads {faiss.omp_get_max_threads()}, best of {args.repeat}")
+    print(
+        f"public {pub.shape}, private {priv.shape}, s = {args.s}, k = {args.k}, {args.iterations} Lloyd iterations, "
+        f"faiss threads {faiss.omp_get_max_threads()}, best of {args.repeat}"
+    )
     print(f"  k-means  faiss   {len(pub) * args.iterations / t_fk:12.0f} vector-iterations/s  ({t_fk:.3f} s)")
-    print(f"  k-means  sklearn {len(pub) * args.iterations / t_sk:12.0f} vector-iterations/s  ({t_sk:.3f} s)"
-          f"   faiss/sklearn = {t_sk / t_fk:.1f}x")
+    print(
+        f"  k-means  sklearn {len(pub) * args.iterations / t_sk:12.0f} vector-iterations/s  ({t_sk:.3f} s)"
+        f"   faiss/sklearn = {t_sk / t_fk:.1f}x"
+    )
     print(f"  k-NN     faiss   {len(priv) / t_fs:12.0f} queries/s  ({t_fs:.3f} s)")
-    print(f"  k-NN     sklearn {len(priv) / t_ss:12.0f} queries/s  ({t_ss:.3f} s)   faiss/sklearn = {t_ss / t_fs:.1f}x"
-          f"   (same nearest query for {agree:.4f} of records)")
+    print(
+        f"  k-NN     sklearn {len(priv) / t_ss:12.0f} queries/s  ({t_ss:.3f} s)   faiss/sklearn = {t_ss / t_fs:.1f}x"
+        f"   (same nearest query for {agree:.4f} of records)"
+    )
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 Prints images per second for the same model, batch size and device in one run:
   * plain loop: pre-scaled float data, sequential slices, no shuffling: the ceiling (measured in the
     default NCHW layout and in channels-last; the faster one is the ceiling);
-  * pipelib ``train.fit`` (what every party, pre-training and student job runs): uint8 data on the
+  * pipelib ``train.loop.fit`` (what every party, pre-training and student job runs): uint8 data on the
     device, shuffled index batches, scaled per batch;
   * N parties trained by ``fedmd.Party.train_own`` against N sequential plain loops.
 
@@ -18,7 +18,9 @@ import time
 
 import torch
 
-from pipelib import fedmd, models, train
+from pipelib.methods import fedmd
+from pipelib.train import loop as train
+from pipelib.train import models
 
 SHAPES = {"mnist": (1, 28, 28), "cifar": (3, 32, 32)}
 
@@ -36,7 +38,7 @@ def plain_loop(model, x, y, batch, epochs, device):
     t0 = time.perf_counter()
     for _ in range(epochs):
         for i in range(0, len(x), batch):
-            loss = torch.nn.functional.cross_entropy(model(x[i:i + batch]), y[i:i + batch])
+            loss = torch.nn.functional.cross_entropy(model(x[i : i + batch]), y[i : i + batch])
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -58,8 +60,9 @@ def parties_ours(archs, shape, x_u8, y, batch, epochs, device):
     parties = []
     for i, arch in enumerate(archs):
         m = train.prepare(models.build(arch, shape, 16), device)
-        parties.append(fedmd.Party(i, m, models.optimizer(m, 1e-3), x_u8, y, "softmax",
-                                   torch.Generator().manual_seed(i)))
+        parties.append(
+            fedmd.Party(i, m, models.optimizer(m, 1e-3), x_u8, y, "softmax", torch.Generator().manual_seed(i))
+        )
     sync(device)
     t0 = time.perf_counter()
     for p in parties:
@@ -100,29 +103,42 @@ def main():
     ours(train.prepare(fresh(), device), x_u8[:256], y[:256], args.batch, 1, device)
 
     plain_nchw = max(plain_loop(fresh(), x_nchw, y, args.batch, args.epochs, device) for _ in range(args.repeat))
-    plain_cl = max(plain_loop(fresh(torch.channels_last), x_cl, y, args.batch, args.epochs, device)
-                   for _ in range(args.repeat))
+    plain_cl = max(
+        plain_loop(fresh(torch.channels_last), x_cl, y, args.batch, args.epochs, device) for _ in range(args.repeat)
+    )
     ceiling = max(plain_nchw, plain_cl)
-    our = max(ours(train.prepare(fresh(), device), x_u8, y, args.batch, args.epochs, device)
-              for _ in range(args.repeat))
+    our = max(
+        ours(train.prepare(fresh(), device), x_u8, y, args.batch, args.epochs, device) for _ in range(args.repeat)
+    )
     n = args.parties
-    par_ours = max(parties_ours([args.arch] * n, shape, x_u8, y, args.batch, args.epochs, device)
-                   for _ in range(args.repeat))
+    par_ours = max(
+        parties_ours([args.arch] * n, shape, x_u8, y, args.batch, args.epochs, device) for _ in range(args.repeat)
+    )
     best_fmt, best_x = (torch.channels_last, x_cl) if plain_cl >= plain_nchw else (torch.contiguous_format, x_nchw)
-    par_plain = max(n * args.images * args.epochs /
-                    sum(args.images * args.epochs / plain_loop(fresh(best_fmt), best_x, y, args.batch, args.epochs,
-                                                                device) for _ in range(n))
-                    for _ in range(args.repeat))
+    par_plain = max(
+        n
+        * args.images
+        * args.epochs
+        / sum(
+            args.images * args.epochs / plain_loop(fresh(best_fmt), best_x, y, args.batch, args.epochs, device)
+            for _ in range(n)
+        )
+        for _ in range(args.repeat)
+    )
 
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else f"cpu, {threads} threads"
     print(f"device: {name}; torch {torch.__version__}")
-    print(f"model {args.arch} on {args.data} {shape}, batch {args.batch}, {args.images} images x {args.epochs} epoch(s), "
-          f"best of {args.repeat}")
+    print(
+        f"model {args.arch} on {args.data} {shape}, batch {args.batch}, {args.images} images x {args.epochs} "
+        f"epoch(s), best of {args.repeat}"
+    )
     print(f"  plain loop, NCHW float data           {plain_nchw:9.0f} img/s")
     print(f"  plain loop, channels-last float data  {plain_cl:9.0f} img/s   (ceiling = the faster plain loop)")
     print(f"  pipelib train.fit                     {our:9.0f} img/s   {our / ceiling:.2f} of ceiling")
     print(f"  {n} parties, pipelib Party.train_own   {par_ours:9.0f} img/s")
-    print(f"  {n} sequential plain loops             {par_plain:9.0f} img/s   pipelib/plain = {par_ours / par_plain:.2f}")
+    print(
+        f"  {n} sequential plain loops             {par_plain:9.0f} img/s   pipelib/plain = {par_ours / par_plain:.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -1,4 +1,8 @@
-"""Shared fixtures: the offline data root (../shared/data beside the checkout, or $PIPELIB_DATA_ROOT)."""
+"""Shared fixtures: the offline data root (../shared/data beside the checkout, or $PIPELIB_DATA_ROOT).
+
+Tests run in groups: fast unit tests first, then the workflow on the tiny preset (``workflow``), then the
+local SLURM cluster (``slurm``); ``pytest -m "not workflow and not slurm"`` runs the unit tests alone.
+"""
 
 import os
 from pathlib import Path
@@ -7,6 +11,16 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 DATA_ROOT = Path(os.environ.get("PIPELIB_DATA_ROOT", REPO.parent / "shared" / "data")).resolve()
+GROUPS = ("workflow", "slurm")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Unit tests first, then the workflow tests, then the SLURM tests (stable within a group)."""
+
+    def group(item):
+        return next((i + 1 for i, g in enumerate(GROUPS) if item.get_closest_marker(g)), 0)
+
+    items.sort(key=group)
 
 
 @pytest.fixture(scope="session")

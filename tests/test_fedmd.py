@@ -3,16 +3,28 @@ determinism and resuming after a kill."""
 
 import math
 
-import numpy as np
 import pytest
 import torch
 from scipy.stats import norm
 
-from pipelib import fedmd, models, privacy, train
+from pipelib.methods import fedmd
+from pipelib.methods.rounds import wall_seconds
+from pipelib.privacy import gaussian
+from pipelib.train import checkpoint, loop, models
+from pipelib.vocab import ANSWERS
 
-FEDMD_ARCHS = ["cnn2-128-256-d0.2", "cnn2-128-384-d0.2", "cnn2-128-512-d0.2", "cnn2-256-256-d0.3",
-               "cnn2-256-512-d0.4", "cnn3-64-128-256-d0.2", "cnn3-64-128-192-d0.2", "cnn3-128-192-256-d0.2",
-               "cnn3-128-128-128-d0.3", "cnn3-128-128-192-d0.3"]
+FEDMD_ARCHS = [
+    "cnn2-128-256-d0.2",
+    "cnn2-128-384-d0.2",
+    "cnn2-128-512-d0.2",
+    "cnn2-256-256-d0.3",
+    "cnn2-256-512-d0.4",
+    "cnn3-64-128-256-d0.2",
+    "cnn3-64-128-192-d0.2",
+    "cnn3-128-192-256-d0.2",
+    "cnn3-128-128-128-d0.3",
+    "cnn3-128-128-192-d0.3",
+]
 
 
 @pytest.mark.parametrize("arch", FEDMD_ARCHS)
@@ -42,19 +54,19 @@ def toy_data(n=256, seed=0, classes=4):
     x = torch.randint(0, 60, (n, 1, 16, 16), generator=g, dtype=torch.uint8)
     for c in range(classes):  # class c: a bright square in quadrant c
         r, col = divmod(c, 2)
-        x[y == c, :, r * 8:(r + 1) * 8, col * 8:(col + 1) * 8] = 250
+        x[y == c, :, r * 8 : (r + 1) * 8, col * 8 : (col + 1) * 8] = 250
     return x.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2), y
 
 
 def test_fit_learns_and_keeps_channels_last():
     x, y = toy_data()
     assert x.is_contiguous(memory_format=torch.channels_last)
-    train.seed_everything(0)
-    m = train.prepare(models.build("cnn2-8-16-d0.1", (1, 16, 16), 4), "cpu")
+    loop.seed_everything(0)
+    m = loop.prepare(models.build("cnn2-8-16-d0.1", (1, 16, 16), 4), "cpu")
     gen = torch.Generator().manual_seed(0)
-    before = train.accuracy(m, x, y)
-    stats = train.fit(m, models.optimizer(m, 1e-2), x, y, train.hard_ce, 5, 32, gen)
-    assert train.accuracy(m, x, y) > max(0.9, before) and stats["images"] == 5 * 256
+    before = loop.accuracy(m, x, y)
+    stats = loop.fit(m, models.optimizer(m, 1e-2), x, y, loop.hard_ce, 5, 32, gen)
+    assert loop.accuracy(m, x, y) > max(0.9, before) and stats["images"] == 5 * 256
 
 
 def test_accuracy_over_task_outputs():
@@ -65,15 +77,15 @@ def test_accuracy_over_task_outputs():
             return torch.tensor([[5.0, 0.0, 1.0, 2.0]]).repeat(len(x), 1)
 
     x, y = torch.zeros(3, 1, 2, 2, dtype=torch.uint8), torch.tensor([3, 3, 2])
-    assert train.accuracy(Fixed(), x, y) == 0.0  # the public output 0 wins over all outputs
-    assert train.accuracy(Fixed(), x, y, outputs=(2, 4)) == pytest.approx(2 / 3)
+    assert loop.accuracy(Fixed(), x, y) == 0.0  # the public output 0 wins over all outputs
+    assert loop.accuracy(Fixed(), x, y, outputs=(2, 4)) == pytest.approx(2 / 3)
 
 
 def test_losses():
     logits = torch.tensor([[2.0, 0.0], [0.0, 2.0]])
-    assert train.l1(logits, torch.zeros(2, 2)) == pytest.approx(1.0)
+    assert loop.l1(logits, torch.zeros(2, 2)) == pytest.approx(1.0)
     onehot = torch.eye(2)
-    assert train.soft_ce(logits, onehot) == pytest.approx(float(train.hard_ce(logits, torch.tensor([0, 1]))))
+    assert loop.soft_ce(logits, onehot) == pytest.approx(float(loop.hard_ce(logits, torch.tensor([0, 1]))))
 
 
 @pytest.mark.parametrize("v", [[2.0, 0.0], [0.5, 0.5], [0.3, 0.3, 0.3], [-1.0, 3.0, 0.5], [100.0, -50.0, 20.0, 1.0]])
@@ -108,11 +120,11 @@ def party_with(logits, answer, sigma=0.0, seed=0):
     return fedmd.Party(0, StubModel(logits), None, None, None, answer, gen, sigma, torch.Generator().manual_seed(seed))
 
 
-@pytest.mark.parametrize("answer", fedmd.ANSWERS)
+@pytest.mark.parametrize("answer", ANSWERS)
 def test_answers_and_aggregation(answer):
     x = torch.zeros(5, 1, 2, 2, dtype=torch.uint8)
     logits = [[1.0, 2.0, 0.0], [3.0, 0.0, 0.0], [0.0, 0.0, 1.0]]
-    answers = [party_with(l, answer).answer(x, 8) for l in logits]
+    answers = [party_with(row, answer).answer(x, 8) for row in logits]
     server = fedmd.Server(100, 5, answer, seed=0)
     agg = server.aggregate(answers)
     if answer == "logits":
@@ -143,51 +155,91 @@ def test_server_draws_are_fixed_per_round_and_bounded():
 
 # ---------------------------------------------------------------------------- LDP calibration
 
+
 def exact_delta(eps, mu):
     """Exact delta(eps) of a Gaussian mechanism with sensitivity/sigma = mu (Balle & Wang 2018)."""
     return norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * norm.cdf(-eps / mu - mu / 2)
 
 
-@pytest.mark.parametrize("eps,delta,count", [(0.0438, 0.0429, 10000), (1.0, 1e-5, 1), (0.99, 0.63, 5000),
-                                              (8.0, 1e-5, 100000)])
+@pytest.mark.parametrize(
+    "eps,delta,count", [(0.0438, 0.0429, 10000), (1.0, 1e-5, 1), (0.99, 0.63, 5000), (8.0, 1e-5, 100000)]
+)
 def test_sigma_from_accountant_meets_target_and_smaller_does_not(eps, delta, count):
-    sigma = privacy.gaussian_sigma(eps, delta, count)
-    assert privacy.gaussian_epsilon(sigma, count, delta) <= eps * (1 + 1e-9)
-    assert privacy.gaussian_epsilon(sigma * 0.98, count, delta) > eps
+    sigma = gaussian.gaussian_sigma(eps, delta, count)
+    assert gaussian.gaussian_epsilon(sigma, count, delta) <= eps * (1 + 1e-9)
+    assert gaussian.gaussian_epsilon(sigma * 0.98, count, delta) > eps
     # RDP is an upper bound: at sigma the exact (composed Gaussian) delta at eps is below the target...
-    mu = math.sqrt(count) * privacy.PROBABILITY_SENSITIVITY / sigma
+    mu = math.sqrt(count) * gaussian.PROBABILITY_SENSITIVITY / sigma
     assert exact_delta(eps, mu) <= delta
     # ...and not absurdly loose: noise half as large already breaks the target exactly.
     assert exact_delta(eps, 2 * mu) > delta
 
 
 def test_releases_count_the_rounds_that_are_sent():
-    s = fedmd.Schedule(rounds=20, public_per_round=5000, init_epochs=1, digest_epochs=1, revisit_epochs=1,
-                       init_batch=1, digest_batch=1, revisit_batch=1)
+    s = fedmd.Schedule(
+        rounds=20,
+        public_per_round=5000,
+        init_epochs=1,
+        digest_epochs=1,
+        revisit_epochs=1,
+        init_batch=1,
+        digest_batch=1,
+        revisit_batch=1,
+    )
     assert fedmd.releases(s) == 100000  # paper 002 Figure 2(c): T = 100,000 queries in 20 rounds
 
 
 # ---------------------------------------------------------------------------- determinism / resume
 
+
 def make_run(tmp_path, ckpt=None, stop_after=None, answer="softmax", sigma=0.0):
-    train.seed_everything(7)
+    loop.seed_everything(7)
     x_pub, _ = toy_data(300, seed=1)
     x_test, y_test = toy_data(100, seed=2)
     parties = []
     for i in range(3):
         x, y = toy_data(40, seed=10 + i)
-        m = train.prepare(models.build(["cnn2-4-8-d0.1", "cnn3-4-4-8-d0.1"][i % 2], (1, 16, 16), 4), "cpu")
-        parties.append(fedmd.Party(i, m, models.optimizer(m, 1e-2), x, y, answer, torch.Generator().manual_seed(i),
-                                   sigma, torch.Generator().manual_seed(100 + i)))
-    schedule = fedmd.Schedule(rounds=3, public_per_round=60, init_epochs=2, digest_epochs=1, revisit_epochs=1,
-                              init_batch=16, digest_batch=32, revisit_batch=5)
+        m = loop.prepare(models.build(["cnn2-4-8-d0.1", "cnn3-4-4-8-d0.1"][i % 2], (1, 16, 16), 4), "cpu")
+        parties.append(
+            fedmd.Party(
+                i,
+                m,
+                models.optimizer(m, 1e-2),
+                x,
+                y,
+                answer,
+                torch.Generator().manual_seed(i),
+                sigma,
+                torch.Generator().manual_seed(100 + i),
+            )
+        )
+    schedule = fedmd.Schedule(
+        rounds=3,
+        public_per_round=60,
+        init_epochs=2,
+        digest_epochs=1,
+        revisit_epochs=1,
+        init_batch=16,
+        digest_batch=32,
+        revisit_batch=5,
+    )
 
     def stop(rows):
         if stop_after is not None and rows[0]["round"] == stop_after:
             raise KeyboardInterrupt("killed")
 
-    return fedmd.run(parties, fedmd.Server(300, 60, answer, seed=5), x_pub, x_test, y_test, schedule, (0, 4),
-                     checkpoint=ckpt, fingerprint="f", on_round=stop)
+    return fedmd.run(
+        parties,
+        fedmd.Server(300, 60, answer, seed=5),
+        x_pub,
+        x_test,
+        y_test,
+        schedule,
+        (0, 4),
+        checkpoint=ckpt,
+        fingerprint="f",
+        on_round=stop,
+    )
 
 
 @pytest.mark.parametrize("answer,sigma", [("softmax", 0.0), ("argmax", 0.5), ("logits", 0.0)])
@@ -205,13 +257,14 @@ def test_killed_run_resumes_with_identical_results(tmp_path):
         make_run(tmp_path, ckpt=ckpt, stop_after=1, answer="argmax", sigma=0.5)
     assert ckpt.exists()
     resumed = make_run(tmp_path, ckpt=ckpt, answer="argmax", sigma=0.5)
-    assert [(h["round"], h["party"], h["accuracy"]) for h in resumed] == \
-        [(h["round"], h["party"], h["accuracy"]) for h in full]
+    assert [(h["round"], h["party"], h["accuracy"]) for h in resumed] == [
+        (h["round"], h["party"], h["accuracy"]) for h in full
+    ]
     # the rounds before the kill keep their wall time: a resumed row reports its whole compute time
     assert all(h["round_seconds"] > 0 for h in resumed)
-    assert fedmd.wall_seconds(resumed) == pytest.approx(sum({h["round"]: h["round_seconds"] for h in resumed}.values()))
+    assert wall_seconds(resumed) == pytest.approx(sum({h["round"]: h["round_seconds"] for h in resumed}.values()))
     after_kill = {h["round"]: h["round_seconds"] for h in resumed if h["round"] >= 2}  # one time per round
-    assert fedmd.wall_seconds(resumed) > sum(after_kill.values()) > 0
+    assert wall_seconds(resumed) > sum(after_kill.values()) > 0
 
 
 def test_resumable_epochs_continue_where_a_killed_job_stopped(tmp_path):
@@ -219,14 +272,14 @@ def test_resumable_epochs_continue_where_a_killed_job_stopped(tmp_path):
     x, y = toy_data(64)
 
     def run(ckpt, stop_at=None):
-        gen = train.seed_everything(3)
-        m = train.prepare(models.build("cnn2-4-8-d0.1", (1, 16, 16), 4), "cpu")
+        gen = loop.seed_everything(3)
+        m = loop.prepare(models.build("cnn2-4-8-d0.1", (1, 16, 16), 4), "cpu")
         opt = models.optimizer(m, 1e-2)
         history = []
-        for epoch in train.resumable_epochs(4, ckpt, "fp", m, opt, gen, history):
+        for epoch in checkpoint.resumable_epochs(4, ckpt, "fp", m, opt, gen, history):
             if epoch == stop_at:
                 raise KeyboardInterrupt("killed")
-            history.append(train.fit(m, opt, x, y, train.hard_ce, 1, 16, gen)["loss"])
+            history.append(loop.fit(m, opt, x, y, loop.hard_ce, 1, 16, gen)["loss"])
         return history, [p.detach().clone() for p in m.parameters()]
 
     full, params = run(None)
@@ -235,4 +288,4 @@ def test_resumable_epochs_continue_where_a_killed_job_stopped(tmp_path):
         run(ckpt, stop_at=2)
     resumed, params2 = run(ckpt)
     assert resumed == full and all(torch.equal(a, b) for a, b in zip(params, params2))
-    assert train.load_checkpoint(ckpt, "another config") is None
+    assert checkpoint.load_checkpoint(ckpt, "another config") is None

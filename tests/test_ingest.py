@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipelib import ingest
+from pipelib.data import ingest
 from pipelib.io import read_images
 
 
@@ -132,7 +132,7 @@ def test_unknown_dataset():
 
 
 def test_leaf_checksum_registry_covers_every_offline_shard(data_root):
-    known = json.loads((ingest.resources.files("pipelib") / "checksums.json").read_text())["md5"]
+    known = json.loads((ingest.resources.files("pipelib.data") / "checksums.json").read_text())["md5"]
     on_disk = {p.relative_to(data_root).as_posix() for p in (data_root / "FEMNIST").rglob("*.json.gz")}
     assert on_disk <= set(known)
     assert len(ingest.dataset("femnist").splits["train"]) == 20

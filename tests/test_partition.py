@@ -4,18 +4,20 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipelib import partition as P
+from pipelib.data import partition as P
 
 
 def pool_frame(n=600, writers=40, classes=6, subs=5, seed=0):
     r = np.random.default_rng(seed)
-    return pd.DataFrame({
-        "split": np.where(r.random(n) < 0.8, "train", "test"),
-        "index": np.arange(n),
-        "label": r.integers(0, classes, n).astype(np.int16),
-        "fine_label": r.integers(0, subs, n),
-        "writer": [f"w{w:03d}" for w in r.integers(0, writers, n)],
-    })
+    return pd.DataFrame(
+        {
+            "split": np.where(r.random(n) < 0.8, "train", "test"),
+            "index": np.arange(n),
+            "label": r.integers(0, classes, n).astype(np.int16),
+            "fine_label": r.integers(0, subs, n),
+            "writer": [f"w{w:03d}" for w in r.integers(0, writers, n)],
+        }
+    )
 
 
 def check_disjoint_cover(parts, n):
@@ -24,8 +26,10 @@ def check_disjoint_cover(parts, n):
     assert allrows.max() < n
 
 
-@pytest.mark.parametrize("scheme,extra", [("iid", {}), ("writer", {}), ("dirichlet", {"alpha": 0.5}),
-                                          ("subclass", {"subclass_column": "fine_label"})])
+@pytest.mark.parametrize(
+    "scheme,extra",
+    [("iid", {}), ("writer", {}), ("dirichlet", {"alpha": 0.5}), ("subclass", {"subclass_column": "fine_label"})],
+)
 def test_schemes_disjoint_and_deterministic(scheme, extra):
     f = pool_frame()
     sc = {"parties": 10, "scheme": scheme, **extra}  # 10 > 5 subclasses: shared subclasses are split at random
@@ -104,9 +108,10 @@ def test_writer_holdout_is_writer_disjoint():
 
 def test_partition_files_are_byte_identical_for_the_same_seed(tmp_path, data_root):
     """Same config and seed, same bytes: the dealer and a party extraction, run twice."""
-    from pipelib.config import load
-    from pipelib.ingest import ingest
     from pathlib import Path
+
+    from pipelib.config import load
+    from pipelib.data.ingest import ingest
 
     for name in ("femnist_letters", "mnist"):
         ingest(name, data_root, tmp_path / name)
@@ -115,8 +120,9 @@ def test_partition_files_are_byte_identical_for_the_same_seed(tmp_path, data_roo
     files = {}
     for run, seed in (("a", 0), ("b", 0), ("c", 1)):
         out = {k: tmp_path / run / f"{k}.bin" for k in ("assignment", "public", "test", "summary")}
-        P.make_partition("femnist_noniid", sc, cfg["tasks"][sc["task"]], seed, tmp_path / "femnist_letters",
-                         tmp_path / "mnist", out)
+        P.make_partition(
+            "femnist_noniid", sc, cfg["tasks"][sc["task"]], seed, tmp_path / "femnist_letters", tmp_path / "mnist", out
+        )
         P.extract_party(out["assignment"], tmp_path / "femnist_letters", 2, tmp_path / run / "party.bin")
         files[run] = {p.name: p.read_bytes() for p in (tmp_path / run).iterdir()}
     assert files["a"] == files["b"]
@@ -125,17 +131,24 @@ def test_partition_files_are_byte_identical_for_the_same_seed(tmp_path, data_roo
 
 def test_split_range_test_set_and_public_rows_are_excluded_from_the_pool():
     """Paper 003's MNIST split: public = test[0:50], test = test[50:100], private = train only."""
-    frame = pd.DataFrame({"split": ["train"] * 200 + ["test"] * 100, "index": list(range(200)) + list(range(100)),
-                          "label": np.arange(300) % 10})
+    frame = pd.DataFrame(
+        {
+            "split": ["train"] * 200 + ["test"] * 100,
+            "index": list(range(200)) + list(range(100)),
+            "label": np.arange(300) % 10,
+        }
+    )
     pool = P.Pool(frame, np.zeros((300, 1, 1, 1), np.uint8))
     exclude = ((frame["split"] == "test") & (frame["index"] < 50)).to_numpy()
-    test, private = P.hold_out_test(pool, {"source": "split_range", "split": "test", "start": 50, "stop": 100},
-                                    seed=0, exclude=exclude)
+    test, private = P.hold_out_test(
+        pool, {"source": "split_range", "split": "test", "start": 50, "stop": 100}, seed=0, exclude=exclude
+    )
     assert (frame.iloc[test]["index"] >= 50).all() and len(test) == 50
     assert (frame.iloc[private]["split"] == "train").all() and len(private) == 200
     with pytest.raises(ValueError, match="overlaps the public rows"):
-        P.hold_out_test(pool, {"source": "split_range", "split": "test", "start": 0, "stop": 60}, seed=0,
-                        exclude=exclude)
+        P.hold_out_test(
+            pool, {"source": "split_range", "split": "test", "start": 0, "stop": 60}, seed=0, exclude=exclude
+        )
 
 
 def test_public_rows_range(tmp_path):

@@ -8,57 +8,64 @@ import numpy as np
 import pytest
 
 from pipelib import privacy
-from pipelib.privacy import WITH_REPLACEMENT as WR
-from pipelib.privacy import WITHOUT_REPLACEMENT as WOR
-from pipelib.sampling import draw
+from pipelib.privacy import nfdp as nfdp_mod
+from pipelib.privacy.nfdp import WITH_REPLACEMENT as WR
+from pipelib.privacy.nfdp import WITHOUT_REPLACEMENT as WOR
+from pipelib.privacy.nfdp import EpsDelta, draw, epsilon_log10, max_k, nfdp
+from pipelib.vocab import SAMPLINGS
 
 
 @pytest.mark.parametrize("n,k", [(1, 1), (2, 1), (300, 16), (300, 300), (2880, 60), (10**6, 3)])
 def test_theorem1_closed_form(n, k):
-    g = privacy.nfdp(n, k, WOR)
+    g = nfdp(n, k, WOR)
     assert g.epsilon == pytest.approx(math.log((n + 1) / (n + 1 - k)), rel=1e-12)
     assert g.delta == pytest.approx(k / n, rel=1e-15)
 
 
 @pytest.mark.parametrize("n,k", [(1, 1), (2, 5), (300, 16), (300, 300), (2880, 2880), (10**6, 3)])
 def test_theorem2_closed_form(n, k):
-    g = privacy.nfdp(n, k, WR)
+    g = nfdp(n, k, WR)
     assert g.epsilon == pytest.approx(k * math.log((n + 1) / n), rel=1e-12)
     assert g.delta == pytest.approx(1 - ((n - 1) / n) ** k, rel=1e-9, abs=1e-300)
 
 
 def test_known_values():
     # n = 300, k = 60 without replacement: ln(301/241) and 0.2
-    g = privacy.nfdp(300, 60, WOR)
+    g = nfdp(300, 60, WOR)
     assert g.epsilon == pytest.approx(0.22232, abs=1e-5) and g.delta == 0.2
-    assert privacy.nfdp(1, 1, WR) == privacy.Guarantee(math.log(2), 1.0)
-    assert privacy.nfdp(50, 0, WR) == privacy.Guarantee(0.0, 0.0)
+    assert nfdp(1, 1, WR) == EpsDelta(math.log(2), 1.0)
+    assert nfdp(50, 0, WR) == EpsDelta(0.0, 0.0)
 
 
 # Paper 002, Table 2 (printed). Its epsilon column uses log10 (see privacy module docstring), its
 # delta column is Theorem 2's. The printed k=16 rows equal k=18 exactly; we test that too.
 PAPER_TABLE2 = [  # (n, k behind the numbers, printed epsilon, printed delta)
-    (2880, 18, 0.0027, 0.0062), (2880, 60, 0.0090, 0.0206), (2880, 300, 0.0452, 0.0989),
-    (2880, 2880, 0.4342, 0.6321), (300, 18, 0.0260, 0.0583), (300, 60, 0.0867, 0.1815),
-    (300, 120, 0.1734, 0.3301), (300, 300, 0.4336, 0.6327),
+    (2880, 18, 0.0027, 0.0062),
+    (2880, 60, 0.0090, 0.0206),
+    (2880, 300, 0.0452, 0.0989),
+    (2880, 2880, 0.4342, 0.6321),
+    (300, 18, 0.0260, 0.0583),
+    (300, 60, 0.0867, 0.1815),
+    (300, 120, 0.1734, 0.3301),
+    (300, 300, 0.4336, 0.6327),
 ]
 
 
 @pytest.mark.parametrize("n,k,eps,delta", PAPER_TABLE2)
 def test_paper_table2_values_are_log10_theorem2(n, k, eps, delta):
-    assert privacy.epsilon_log10(n, k, WR) == pytest.approx(eps, abs=1e-4)
-    assert privacy.nfdp(n, k, WR).delta == pytest.approx(delta, abs=1.5e-4)
+    assert epsilon_log10(n, k, WR) == pytest.approx(eps, abs=1e-4)
+    assert nfdp(n, k, WR).delta == pytest.approx(delta, abs=1.5e-4)
 
 
 def test_paper_k16_rows_do_not_match_k16():
-    assert privacy.epsilon_log10(2880, 16, WR) == pytest.approx(0.00241, abs=1e-5)  # printed 0.0027
-    assert privacy.nfdp(300, 16, WR).delta == pytest.approx(0.0520, abs=1e-4)  # printed 0.0583
+    assert epsilon_log10(2880, 16, WR) == pytest.approx(0.00241, abs=1e-5)  # printed 0.0027
+    assert nfdp(300, 16, WR).delta == pytest.approx(0.0520, abs=1e-4)  # printed 0.0583
 
 
 def test_lemma1_with_replacement_never_less_private():
     for n in list(range(1, 60)) + [299, 300, 2880]:
         for k in range(1, n + 1):
-            wr, wor = privacy.nfdp(n, k, WR), privacy.nfdp(n, k, WOR)
+            wr, wor = nfdp(n, k, WR), nfdp(n, k, WOR)
             assert wr.epsilon <= wor.epsilon + 1e-15, (n, k)
             assert wr.delta <= wor.delta + 1e-15, (n, k)
 
@@ -84,20 +91,20 @@ def test_guarantee_holds_for_the_sampling_mechanism_exactly(sampling, outputs, n
     """Enumerate every output of sampling from D (n records) and D + {u}: the theorem's
     (epsilon, delta) must bound the exact privacy loss in both directions."""
     d, d_plus = list(range(n)), list(range(n)) + ["u"]
-    g = privacy.nfdp(n, k, sampling)
+    g = nfdp(n, k, sampling)
     p, q = outputs(d, k), outputs(d_plus, k)
     assert _hockey_stick(p, q, g.epsilon) <= g.delta + 1e-12
     assert _hockey_stick(q, p, g.epsilon) <= g.delta + 1e-12
 
 
-@pytest.mark.parametrize("sampling", privacy.SAMPLINGS)
+@pytest.mark.parametrize("sampling", SAMPLINGS)
 @pytest.mark.parametrize("n,k", [(50, 10), (20, 20), (200, 3)])
 def test_monte_carlo_inclusion_probability_equals_delta(sampling, n, k):
     """delta is exactly the chance that a given record is in the sample; simulate our sampler."""
     gen = np.random.default_rng(1234)
     trials = 20000
     hits = sum(0 in draw(n, k, sampling, gen) for _ in range(trials))
-    delta = privacy.nfdp(n, k, sampling).delta
+    delta = nfdp(n, k, sampling).delta
     sd = math.sqrt(max(delta * (1 - delta), 1e-12) / trials)
     assert abs(hits / trials - delta) <= 5 * sd + 1e-12
 
@@ -111,43 +118,54 @@ def test_draw_sizes_and_errors():
         draw(10, 11, WOR, gen)
 
 
-@pytest.mark.parametrize("sampling", privacy.SAMPLINGS)
+@pytest.mark.parametrize("sampling", SAMPLINGS)
 @pytest.mark.parametrize("n", [1, 2, 7, 300, 2880])
 @pytest.mark.parametrize("eps,delta", [(0.01, 0.01), (0.1, 0.2), (1.0, 0.5), (0.05, 1.0), (10.0, 0.05)])
 def test_max_k_is_largest_k_meeting_target(sampling, n, eps, delta):
-    k = privacy.max_k(n, eps, delta, sampling)
-    g = privacy.nfdp(n, k, sampling)
+    k = max_k(n, eps, delta, sampling)
+    g = nfdp(n, k, sampling)
     assert g.epsilon <= eps and g.delta <= delta
     if sampling == WR or k < n:
-        g1 = privacy.nfdp(n, k + 1, sampling)
+        g1 = nfdp(n, k + 1, sampling)
         assert g1.epsilon > eps or g1.delta > delta
 
 
 def test_max_k_on_exact_boundary():
     # delta = k/n exactly reachable: k = 60 of n = 300 at delta 0.2 and a loose epsilon
-    assert privacy.max_k(300, 1.0, 0.2, WOR) == 60
-    eps60 = privacy.nfdp(300, 60, WR).epsilon
-    assert privacy.max_k(300, eps60, 1.0, WR) == 60
+    assert max_k(300, 1.0, 0.2, WOR) == 60
+    eps60 = nfdp(300, 60, WR).epsilon
+    assert max_k(300, eps60, 1.0, WR) == 60
 
 
 def test_vacuous_flag():
-    row = privacy.nfdp_ledger_row(3, 300, 1, WR)
-    assert row["delta_vacuous"]  # delta = 1/n exactly
-    assert privacy.nfdp_ledger_row(3, 300, 16, WOR)["delta_vacuous"]
+    assert nfdp_mod.ledger_extras(300, 1, WR)["delta_vacuous"]  # delta = 1/n exactly
+    assert nfdp_mod.ledger_extras(300, 16, WOR)["delta_vacuous"]
     assert not privacy.delta_vacuous(1e-6, 300)
 
 
-@pytest.mark.parametrize("args,match", [
-    ((0, 1, WR), "positive integer"), ((10, -1, WR), "non-negative"), ((10, 11, WOR), "k <= n"),
-    ((10, 1, "poisson"), "unknown sampling"),
-])
+def test_guarantee_record_of_a_sample():
+    g = nfdp_mod.guarantee(300, 60, WR)
+    assert (g.epsilon, g.delta) == tuple(nfdp(300, 60, WR)) and g.releases == 1
+    assert g.accountant == "paper 002 Theorem 2" and g.adjacency == privacy.Adjacency.ADD_REMOVE_ONE
+    assert privacy.Guarantee.from_row(g.row()) == g
+
+
+@pytest.mark.parametrize(
+    "args,match",
+    [
+        ((0, 1, WR), "positive integer"),
+        ((10, -1, WR), "non-negative"),
+        ((10, 11, WOR), "k <= n"),
+        ((10, 1, "poisson"), "unknown sampling"),
+    ],
+)
 def test_bad_arguments(args, match):
     with pytest.raises(ValueError, match=match):
-        privacy.nfdp(*args)
+        nfdp(*args)
 
 
 def test_max_k_bad_target():
     with pytest.raises(ValueError, match="target"):
-        privacy.max_k(10, -1, 0.1, WR)
+        max_k(10, -1, 0.1, WR)
     with pytest.raises(ValueError, match="no largest k"):
-        privacy.max_k(10, math.inf, 1.0, WR)
+        max_k(10, math.inf, 1.0, WR)

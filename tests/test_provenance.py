@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from pipelib import provenance, train
+from pipelib import provenance
+from pipelib.train import checkpoint
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -28,8 +29,10 @@ def package(tmp_path):
 
 def test_imported_modules_reads_every_import_form(package):
     pkg, _ = package
-    source = ("import pipelib.a\nfrom pipelib import b, not_a_module\nfrom . import c\nimport numpy\n"
-              "def h():\n    from pipelib.c import X\n")
+    source = (
+        "import pipelib.a\nfrom pipelib import b, not_a_module\nfrom . import c\nimport numpy\n"
+        "def h():\n    from pipelib.c import X\n"
+    )
     assert provenance.imported_modules(source, pkg) == {"__init__", "a", "b", "c"}
     assert provenance.imported_modules("import numpy\nfrom os import path\n", pkg) == set()
 
@@ -46,12 +49,45 @@ def test_code_digest_changes_with_the_code_a_script_runs_and_only_that(package):
     (pkg / "c.py").write_text("X = 2\n")  # not imported by the script
     (pkg / "other.yaml").write_text("k: w\n")  # no module of the closure names it
     assert provenance.code_digest(script, pkg) == before
-    for path, text in [(pkg / "b.py", 'def g():\n    return open("table.json").read()  # edited\n'),
-                       (pkg / "table.json", '{"x": 1}'), (script, "from pipelib.a import f  # edited\n")]:
+    for path, text in [
+        (pkg / "b.py", 'def g():\n    return open("table.json").read()  # edited\n'),
+        (pkg / "table.json", '{"x": 1}'),
+        (script, "from pipelib.a import f  # edited\n"),
+    ]:
         path.write_text(text)
         after = provenance.code_digest(script, pkg)
         assert after != before, path.name
         before = after
+
+
+@pytest.fixture
+def nested(tmp_path):
+    """Subpackages: sub.x imports ..c and .y relatively; sub/__init__ imports nothing; a script imports sub.x."""
+    pkg = tmp_path / "pipelib"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "c.py").write_text("X = 1\n")
+    (pkg / "d.py").write_text("Y = 1\n")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "sub" / "x.py").write_text("from .. import c\nfrom .y import f\n")
+    (pkg / "sub" / "y.py").write_text("def f():\n    from ..d import Y\n    return Y\n")
+    (pkg / "sub" / "data.json").write_text("{}")
+    script = tmp_path / "script.py"
+    script.write_text("from pipelib.sub import x\n")
+    return pkg, script
+
+
+def test_module_closure_follows_relative_imports_in_subpackages(nested):
+    pkg, script = nested
+    assert provenance.module_closure(script, pkg) == ["__init__", "c", "d", "sub", "sub.x", "sub.y"]
+    before = provenance.code_digest(script, pkg)
+    (pkg / "sub" / "y.py").write_text("def f():\n    from ..d import Y\n    return Y  # edited\n")
+    assert provenance.code_digest(script, pkg) != before
+    provenance.package_digest.cache_clear()
+    whole = provenance.package_digest(pkg)
+    (pkg / "sub" / "data.json").write_text('{"a": 1}')
+    provenance.package_digest.cache_clear()
+    assert provenance.package_digest(pkg) != whole
 
 
 def test_package_digest_covers_every_file(package):
@@ -64,10 +100,10 @@ def test_package_digest_covers_every_file(package):
 
 def test_resume_fingerprint_changes_with_the_package(monkeypatch):
     """A checkpoint written by other pipelib code is not resumed: the fingerprint carries its digest."""
-    base = train.fingerprint("fedmd", {"rounds": 2}, 0)
-    assert train.fingerprint("fedmd", {"rounds": 2}, 0) == base
+    base = checkpoint.fingerprint("fedmd", {"rounds": 2}, 0)
+    assert checkpoint.fingerprint("fedmd", {"rounds": 2}, 0) == base
     monkeypatch.setattr(provenance, "package_digest", lambda: "0" * 16)
-    assert train.fingerprint("fedmd", {"rounds": 2}, 0) != base
+    assert checkpoint.fingerprint("fedmd", {"rounds": 2}, 0) != base
 
 
 def test_every_script_rule_passes_its_code_digest():
@@ -81,3 +117,13 @@ def test_every_script_rule_passes_its_code_digest():
                 name = re.search(r"rule (\w+):", block).group(1)
                 assert f'code=code("{script.group(1)}")' in block, f"rule {name} in {smk.name} lacks params.code"
     assert rules >= 20
+
+
+def test_one_script_per_rule():
+    """No dispatcher scripts: every script belongs to exactly one rule."""
+    scripts = []
+    for smk in sorted((REPO / "workflow" / "rules").glob("*.smk")):
+        scripts += re.findall(r'script:\s*"\.\./scripts/(\w+\.py)"', smk.read_text())
+    assert len(scripts) == len(set(scripts)), sorted(s for s in scripts if scripts.count(s) > 1)
+    on_disk = {p.name for p in (REPO / "workflow" / "scripts").glob("*.py")}
+    assert on_disk == set(scripts)

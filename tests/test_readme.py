@@ -17,3 +17,16 @@ def test_ci_runs_the_readme_install_and_test_commands():
     assert install in ci and test in ci
     assert ci.index(install) < ci.index(test)
     assert main_job.startswith(".venv/bin/snakemake")
+
+
+def test_readme_headline_is_the_generated_one():
+    """The README's results block is a copy of a generated page (pipelib sync-readme), never typed."""
+    from pipelib.report.pages import README_BEGIN, README_END
+
+    text = (REPO / "README.md").read_text()
+    block = text.split(README_BEGIN, 1)[1].split(README_END, 1)[0].strip()
+    headline = REPO / "docs" / "reproduction" / "reduced" / "headline.md"
+    if headline.exists():
+        assert block == headline.read_text().strip()
+    else:
+        assert "|" not in block  # no table without its generated source

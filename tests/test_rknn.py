@@ -7,20 +7,22 @@ import numpy as np
 import pytest
 import torch
 
-from pipelib import privacy, represent, rknn
+from pipelib import represent
+from pipelib.methods import rknn
+from pipelib.privacy import laplace, local, registry
 
 # ------------------------------------------------------------------------------------------ Laplace
 
 
 def test_laplace_scale_is_sensitivity_2k_over_eps():
-    assert privacy.laplace_scale(0.1, 1) == pytest.approx(20.0)
-    assert privacy.laplace_scale(0.5, 3) == pytest.approx(12.0)
+    assert laplace.laplace_scale(0.1, 1) == pytest.approx(20.0)
+    assert laplace.laplace_scale(0.5, 3) == pytest.approx(12.0)
 
 
 def test_laplace_noise_matches_its_distribution():
     g = np.random.default_rng(0)
-    noisy = privacy.laplace_counts(np.zeros((400, 250)), 0.5, 2, g)
-    b = privacy.laplace_scale(0.5, 2)
+    noisy = laplace.laplace_counts(np.zeros((400, 250)), 0.5, 2, g)
+    b = laplace.laplace_scale(0.5, 2)
     assert abs(noisy.mean()) < 0.05 * b
     assert noisy.std() == pytest.approx(math.sqrt(2) * b, rel=0.02)
     assert np.mean(np.abs(noisy) > b) == pytest.approx(math.exp(-1), abs=0.005)  # P(|X| > b) = e^-1
@@ -28,7 +30,7 @@ def test_laplace_noise_matches_its_distribution():
 
 def test_laplace_privacy_loss_is_bounded_by_eps_for_neighbouring_counts():
     """Replacing one record moves 2k cells by 1 (L1 = 2k): the density ratio is at most e^eps everywhere."""
-    eps, k, b = 0.3, 2, privacy.laplace_scale(0.3, 2)
+    eps, b = 0.3, laplace.laplace_scale(0.3, 2)  # k = 2
     a = np.array([5.0, 3.0, 0.0, 1.0])
     a2 = a + np.array([-1.0, -1.0, 1.0, 1.0])  # k = 2 votes moved from (q0,c), (q1,c) to (q2,c'), (q3,c')
     z = np.random.default_rng(1).normal(0, 30, size=(2000, 4))
@@ -38,14 +40,15 @@ def test_laplace_privacy_loss_is_bounded_by_eps_for_neighbouring_counts():
 
 # ------------------------------------------------------------------------------ randomized response
 
+
 @pytest.mark.parametrize("eps,k", [(0.4, 1), (2.0, 3), (8.0, 1)])
 def test_rr_flip_rate_closed_form_and_simulation(eps, k):
-    f = privacy.rr_flip_probability(eps, k)
+    f = local.rr_flip_probability(eps, k)
     assert f == pytest.approx(1 / (math.exp(eps / (2 * k)) + 1))
     g = np.random.default_rng(2)
     bits = np.zeros((20000, 10), dtype=bool)
     bits[:, 3] = True
-    ones = privacy.rr_release(bits, eps, k, g)
+    ones = local.rr_release(bits, eps, k, g)
     n = bits.size - 20000
     assert ones[3] / 20000 == pytest.approx(1 - f, abs=5 * math.sqrt(f * (1 - f) / 20000))
     zeros_flipped = (ones.sum() - ones[3]) / n
@@ -55,7 +58,7 @@ def test_rr_flip_rate_closed_form_and_simulation(eps, k):
 def test_rr_record_level_epsilon():
     """Two records' vote vectors differ in at most 2k bits; the output likelihood ratio is <= e^eps."""
     eps, k = 1.0, 2
-    f = privacy.rr_flip_probability(eps, k)
+    f = local.rr_flip_probability(eps, k)
     x = np.array([1, 1, 0, 0, 0, 0], dtype=bool)
     x2 = np.array([0, 0, 1, 1, 0, 0], dtype=bool)
     worst = 0.0
@@ -72,17 +75,18 @@ def test_rr_estimator_is_unbiased():
     bits = np.zeros((5000, 8), dtype=bool)
     bits[:2000, 0] = True
     bits[2000:2500, 5] = True
-    est = np.mean([privacy.rr_estimate(privacy.rr_release(bits, 2.0, 1, g), 5000, 2.0, 1) for _ in range(40)], 0)
-    f = privacy.rr_flip_probability(2.0, 1)
+    est = np.mean([local.rr_estimate(local.rr_release(bits, 2.0, 1, g), 5000, 2.0, 1) for _ in range(40)], 0)
+    f = local.rr_flip_probability(2.0, 1)
     sd = math.sqrt(5000 * f * (1 - f)) / (1 - 2 * f) / math.sqrt(40)
     assert np.allclose(est, bits.sum(0), atol=5 * sd)
 
 
 # ----------------------------------------------------------------------------------------- Collision
 
+
 @pytest.mark.parametrize("eps,m", [(0.4, 1), (1.0, 2), (3.0, 3)])
 def test_collision_output_size_and_rates(eps, m):
-    t, omega, tr, fr = privacy.collision_params(eps, m)
+    t, omega, tr, fr = local.collision_params(eps, m)
     assert t == int(m * math.exp(eps) + 2 * m - 1)
     assert omega == pytest.approx(m * math.exp(eps) + t - m)
     assert tr == pytest.approx(math.exp(eps) / omega) and fr == pytest.approx(1 / t)
@@ -93,11 +97,13 @@ def test_collision_is_pure_ldp_over_all_item_sets(eps, m):
     """For a fixed hash table, every output's probability ratio between any two records is <= e^eps."""
     g = np.random.default_rng(4)
     d = 6
-    t = privacy.collision_params(eps, m)[0]
+    t = local.collision_params(eps, m)[0]
     for _ in range(20):
         hashes = g.integers(0, t, d)
-        probs = [privacy.collision_output_probabilities(np.array(s), hashes, eps, m)
-                 for s in itertools.combinations(range(d), m)]
+        probs = [
+            local.collision_output_probabilities(np.array(s), hashes, eps, m)
+            for s in itertools.combinations(range(d), m)
+        ]
         for p in probs:
             assert p.sum() == pytest.approx(1.0) and (p > 0).all()
         stacked = np.stack(probs)
@@ -107,11 +113,11 @@ def test_collision_is_pure_ldp_over_all_item_sets(eps, m):
 def test_collision_sampler_matches_its_closed_form():
     eps, m, d = 1.0, 2, 5
     g = np.random.default_rng(5)
-    t = privacy.collision_params(eps, m)[0]
+    t = local.collision_params(eps, m)[0]
     # one record, many independent reports: compare hit rates of own vs other items to the rates
     sets = np.tile(np.array([[0, 3]]), (40000, 1))
-    hits = privacy.collision_release(sets, d, eps, g)
-    _, _, tr, fr = privacy.collision_params(eps, m)
+    hits = local.collision_release(sets, d, eps, g)
+    _, _, tr, fr = local.collision_params(eps, m)
     assert hits[0] / 40000 == pytest.approx(tr, abs=0.01) and hits[3] / 40000 == pytest.approx(tr, abs=0.01)
     assert hits[[1, 2, 4]].mean() / 40000 == pytest.approx(fr, abs=0.01)
     assert t > m
@@ -123,14 +129,16 @@ def test_collision_estimator_is_unbiased():
     sets = np.array([g.choice(d, m, replace=False) for _ in range(n)])
     truth = np.bincount(sets.ravel(), minlength=d)
     runs = 30
-    est = np.mean([privacy.collision_estimate(privacy.collision_release(sets, d, eps, g), n, eps, m)
-                   for _ in range(runs)], 0)
-    _, _, tr, fr = privacy.collision_params(eps, m)
+    est = np.mean(
+        [local.collision_estimate(local.collision_release(sets, d, eps, g), n, eps, m) for _ in range(runs)], 0
+    )
+    _, _, tr, fr = local.collision_params(eps, m)
     sd = math.sqrt(n * max(tr * (1 - tr), fr * (1 - fr))) / (tr - fr) / math.sqrt(runs)
     assert np.allclose(est, truth, atol=5 * sd)
 
 
 # ------------------------------------------------------------------------------- clustering and votes
+
 
 def blobs(n_per=200, centers=((0, 0), (10, 0), (0, 10), (10, 10)), seed=0):
     g = np.random.default_rng(seed)
@@ -167,13 +175,41 @@ def test_votes_count_each_record_k_times():
 
 
 def test_mechanism_names():
-    assert rknn.parse_mechanism("laplace-eps0.1") == ("laplace", 0.1)
-    assert rknn.parse_mechanism("none") == ("none", math.inf)
+    lap = registry.parse("laplace-eps0.1")
+    assert (lap.name, lap.epsilon, lap.locality, lap.spec) == ("laplace", 0.1, "central", "laplace-eps0.1")
+    none = registry.parse("none")
+    assert (none.name, none.epsilon, none.guarantee(1).epsilon) == ("none", math.inf, math.inf)
+    assert registry.parse("rr-eps4.0").locality == "local"
     with pytest.raises(ValueError, match="unknown mechanism"):
-        rknn.parse_mechanism("gauss-eps1.0")
+        registry.parse("gauss-eps1.0")
+    with pytest.raises(ValueError, match="takes no epsilon"):
+        registry.parse("laplace")
+
+
+def test_registered_mechanisms_match_the_vocabulary():
+    from pipelib import vocab
+
+    assert tuple(registry.MECHANISMS) == vocab.MECHANISMS
+
+
+def test_votes_answer_counts_equal_vote_counts():
+    centers = np.array([[0, 0], [10, 0], [0, 10]], dtype=np.float32)
+    emb = np.array([[1, 0], [9, 1], [0, 9], [0.5, 0.5]], dtype=np.float32)
+    labels = np.array([0, 1, 1, 2])
+    nn = rknn.nearest_queries(emb, centers, 2)
+    votes = rknn.Votes(rknn.item_sets(nn, labels, 3), (3, 3))
+    assert votes.k == 2 and (votes.counts() == rknn.vote_counts(nn, labels, 3, 3)).all()
+
+
+def test_teacher_spec_round_trip():
+    t = rknn.RknnTeacher.parse("rknn-simclr_2-s500-k3")
+    assert (t.encoder, t.s, t.k, t.spec) == ("simclr_2", 500, 3, "rknn-simclr_2-s500-k3")
+    with pytest.raises(ValueError, match="bad reverse k-NN teacher"):
+        rknn.RknnTeacher.parse("rknn-hog-s0-k1")
 
 
 # ---------------------------------------------------------------------------------------- encoders
+
 
 def test_hog_features_shape_and_norm():
     imgs = np.random.default_rng(0).integers(0, 256, (3, 28, 28, 1), dtype=np.uint8)

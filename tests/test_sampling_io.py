@@ -6,8 +6,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipelib.io import atomic_path, image_table, read_images, write_table
-from pipelib.privacy import nfdp
-from pipelib.sampling import sample_party, write_ledger
+from pipelib.methods.nfdp import sample_party, write_ledger
+from pipelib.privacy.nfdp import nfdp
 
 
 @pytest.fixture
@@ -48,8 +48,20 @@ def test_sample_rows_carry_their_pixels(party_file, tmp_path):
 def test_ledger_columns_and_order(party_file, tmp_path):
     _, _ = run(party_file, tmp_path, "without_replacement", 5, tag="p0")
     ledger = write_ledger([tmp_path / "p0.json"], tmp_path / "ledger.csv")
-    assert list(ledger.columns[:9]) == ["scenario", "sampling", "k", "party", "n", "epsilon", "delta",
-                                        "epsilon_log10", "delta_vacuous"]
+    assert list(ledger.columns[:11]) == [
+        "method",
+        "scenario",
+        "release",
+        "party",
+        "mechanism",
+        "epsilon",
+        "delta",
+        "adjacency",
+        "protected_unit",
+        "accountant",
+        "releases",
+    ]
+    assert ledger.loc[0, "n"] == 40 and ledger.loc[0, "k"] == 5 and ledger.loc[0, "sampling"] == "without_replacement"
 
 
 def test_atomic_path_leaves_nothing_on_failure(tmp_path):

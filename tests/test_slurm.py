@@ -29,9 +29,12 @@ SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 TINY = REPO / "presets" / "tiny.yaml"
 START, STOP = REPO / "cluster" / "start-local-slurm.sh", REPO / "cluster" / "stop-local-slurm.sh"
 
-# The tiny preset's privacy ledger (every ingest, partition, party table, NFDP sample and ledger of the
-# four NFDP scenarios: a report) and one FedMD row (its two pre-trainings and the FedMD training).
-TARGETS = ["results/privacy_ledger.csv", "results/fedmd/femnist_iid/softmax/nfdp-with_replacement-k16/result.json"]
+# One NFDP ledger of the tiny preset (ingest, partition, party tables, samples, ledger of cifar_iid) and
+# one FedMD row (FEMNIST's ingest and partitions, its NFDP samples and ledger, two pre-trainings, FedMD).
+TARGETS = [
+    "results/samples/cifar_iid/without_replacement-k16/ledger.csv",
+    "results/fedmd/femnist_iid/softmax/nfdp-with_replacement-k16/result.json",
+]
 # ingest does not use its threads; asking for 2 checks that a rule's threads reach sbatch --cpus-per-task
 THREADS = ["--set-threads=ingest=2"]
 
@@ -70,8 +73,10 @@ def tail(text: str, n: int = 4000) -> str:
 
 
 def slurm_answers() -> bool:
-    return shutil.which("scontrol") is not None and subprocess.run(
-        ["scontrol", "ping"], capture_output=True, text=True).stdout.count("UP") > 0
+    return (
+        shutil.which("scontrol") is not None
+        and subprocess.run(["scontrol", "ping"], capture_output=True, text=True).stdout.count("UP") > 0
+    )
 
 
 def debian_12() -> bool:
@@ -109,8 +114,18 @@ def cluster():
 
 def snakemake(workdir: Path, data_root: Path, log: Path, *args: str) -> subprocess.Popen:
     """Start snakemake on the tiny preset in ``workdir``, its output going to ``log``."""
-    cmd = [*SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
-           "--configfile", str(TINY), "--config", f"data_root={data_root}", *args]
+    cmd = [
+        *SNAKEMAKE,
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "--configfile",
+        str(TINY),
+        "--config",
+        f"data_root={data_root}",
+        *args,
+    ]
     with open(log, "w") as out:
         return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
 
@@ -134,8 +149,7 @@ def runs(cluster, tmp_path_factory, data_root):
     local, remote = base / "local", base / "slurm"
     profile = local_site_profile(base / "profile")
     t0 = time.monotonic()
-    on_slurm = snakemake(remote, data_root, base / "slurm.log", "--workflow-profile", str(profile), *THREADS,
-                         *TARGETS)
+    on_slurm = snakemake(remote, data_root, base / "slurm.log", "--workflow-profile", str(profile), *THREADS, *TARGETS)
     try:
         on_host = snakemake(local, data_root, base / "local.log", "--cores", "2", *TARGETS)
         finish(on_host, base / "local.log", "the local run", t0 + 900)
@@ -164,17 +178,31 @@ def test_jobs_ran_as_slurm_jobs(runs):
     submitted = re.findall(r"Job \d+ has been submitted with SLURM jobid (\d+) \(log: (\S+)\)\.", log)
     finished = re.findall(r"Finished jobid: \d+ \(Rule: (\w+)\)", log)
     assert submitted and len(submitted) == len(finished), tail(log)
-    assert {"ingest", "partition", "party_data", "nfdp_sample", "nfdp_ledger", "privacy_ledger", "pretrain",
-            "fedmd"} <= set(finished)
+    assert {
+        "ingest",
+        "partition",
+        "party_data",
+        "nfdp_sample",
+        "nfdp_ledger",
+        "privacy_ledger",
+        "pretrain",
+        "fedmd",
+    } <= set(finished)
     ids = {job for job, _ in submitted}
-    for job, slurm_log in submitted:  # the plugin's per-job log, kept by slurm-keep-successful-logs
+    for _, slurm_log in submitted:  # the plugin's per-job log, kept by slurm-keep-successful-logs
         assert Path(slurm_log).is_file() and Path(slurm_log).resolve().is_relative_to(remote.resolve()), slurm_log
     # SLURM's own record (slurmctld keeps finished jobs for MinJobAge): every job of this run completed
     run_id = re.search(r"SLURM run ID: (\S+)", log).group(1)
-    queue = subprocess.run(["squeue", "--states=all", "--noheader", "--format=%i|%T|%P|%C", "--name", run_id],
-                           capture_output=True, text=True, check=True).stdout
-    record = {job: (state, partition, int(cpus)) for job, state, partition, cpus in
-              (line.split("|") for line in queue.split())}
+    queue = subprocess.run(
+        ["squeue", "--states=all", "--noheader", "--format=%i|%T|%P|%C", "--name", run_id],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    record = {
+        job: (state, partition, int(cpus))
+        for job, state, partition, cpus in (line.split("|") for line in queue.split())
+    }
     assert set(record) == ids, queue
     assert {state for state, _, _ in record.values()} == {"COMPLETED"}, queue
     assert {partition for _, partition, _ in record.values()} == {PARTITION}
@@ -185,9 +213,22 @@ def test_jobs_ran_as_slurm_jobs(runs):
 
 
 def test_slurm_job_sees_its_cpus(cluster):
-    """What pipelib.train.set_threads reads: SLURM_CPUS_PER_TASK is set inside a job (and its srun step)."""
-    proc = subprocess.run(["srun", "--partition", PARTITION, "--cpus-per-task=2", "--mem=100", "--time=1",
-                           "printenv", "SLURM_CPUS_PER_TASK"], capture_output=True, text=True, timeout=120)
+    """What pipelib.train.loop.set_threads reads: SLURM_CPUS_PER_TASK is set inside a job (and its srun step)."""
+    proc = subprocess.run(
+        [
+            "srun",
+            "--partition",
+            PARTITION,
+            "--cpus-per-task=2",
+            "--mem=100",
+            "--time=1",
+            "printenv",
+            "SLURM_CPUS_PER_TASK",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0 and proc.stdout.strip() == "2", proc.stdout + proc.stderr
 
 
@@ -214,8 +255,11 @@ def same_checkpoint(a: Path, b: Path):
         if isinstance(x, torch.Tensor):
             return isinstance(y, torch.Tensor) and torch.equal(x, y)
         if isinstance(x, dict):  # wall-clock keys (e.g. a pre-training history's img_per_s) may differ
-            return isinstance(y, dict) and set(x) == set(y) and \
-                all(equal(x[k], y[k]) for k in x if not (isinstance(k, str) and VOLATILE.search(k)))
+            return (
+                isinstance(y, dict)
+                and set(x) == set(y)
+                and all(equal(x[k], y[k]) for k in x if not (isinstance(k, str) and VOLATILE.search(k)))
+            )
         if isinstance(x, (list, tuple)):
             return isinstance(y, (list, tuple)) and len(x) == len(y) and all(map(equal, x, y))
         return x == y

@@ -1,26 +1,28 @@
-"""Command line: ``pipelib nfdp`` (NFDP guarantee, or the largest k for a target) and
-``pipelib check-config`` (validate config files the way the workflow does)."""
+"""Command line: ``pipelib nfdp`` (NFDP guarantee, or the largest k for a target), ``pipelib check-config``
+(validate config files the way the workflow does), ``pipelib sync-readme`` (copy the generated headline
+tables into README.md)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from . import privacy
+from .privacy import nfdp
+from .vocab import SAMPLINGS
 
 
 def _nfdp(args) -> int:
-    samplings = [args.sampling] if args.sampling else list(privacy.SAMPLINGS)
+    samplings = [args.sampling] if args.sampling else list(SAMPLINGS)
     if args.k is not None:
         print("sampling,n,k,epsilon,delta,epsilon_log10,delta_vacuous")
         for s in samplings:
-            r = privacy.nfdp_ledger_row(0, args.n, args.k, s)
-            print(f"{s},{args.n},{args.k},{r['epsilon']:.6g},{r['delta']:.6g},{r['epsilon_log10']:.6g},{r['delta_vacuous']}")
+            g, r = nfdp.nfdp(args.n, args.k, s), nfdp.ledger_extras(args.n, args.k, s)
+            print(f"{s},{args.n},{args.k},{g.epsilon:.6g},{g.delta:.6g},{r['epsilon_log10']:.6g},{r['delta_vacuous']}")
     else:
         print("sampling,n,target_epsilon,target_delta,max_k,epsilon,delta")
         for s in samplings:
-            k = privacy.max_k(args.n, args.epsilon, args.delta, s)
-            g = privacy.nfdp(args.n, k, s)
+            k = nfdp.max_k(args.n, args.epsilon, args.delta, s)
+            g = nfdp.nfdp(args.n, k, s)
             print(f"{s},{args.n},{args.epsilon},{args.delta},{k},{g.epsilon:.6g},{g.delta:.6g}")
     return 0
 
@@ -33,6 +35,14 @@ def _check_config(args) -> int:
     return 0
 
 
+def _sync_readme(args) -> int:
+    from .report.pages import sync_readme
+
+    changed = sync_readme(args.readme, args.headline)
+    print(f"{args.readme}: {'updated from' if changed else 'already equals'} {args.headline}")
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="pipelib", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -41,11 +51,15 @@ def main(argv=None) -> int:
     p.add_argument("--k", type=int, help="subsample size: print its (epsilon, delta)")
     p.add_argument("--epsilon", type=float, help="target epsilon: print the largest k that meets it")
     p.add_argument("--delta", type=float, help="target delta (with --epsilon)")
-    p.add_argument("--sampling", choices=privacy.SAMPLINGS, help="default: both")
+    p.add_argument("--sampling", choices=SAMPLINGS, help="default: both")
     p.set_defaults(func=_nfdp)
     c = sub.add_parser("check-config", help="validate config files (later ones override earlier ones)")
     c.add_argument("files", nargs="+")
     c.set_defaults(func=_check_config)
+    r = sub.add_parser("sync-readme", help="copy a generated headline page into README.md's headline block")
+    r.add_argument("--headline", default="docs/reproduction/reduced/headline.md")
+    r.add_argument("--readme", default="README.md")
+    r.set_defaults(func=_sync_readme)
     args = parser.parse_args(argv)
     if args.command == "nfdp" and (args.k is None) == (args.epsilon is None or args.delta is None):
         parser.error("nfdp needs either --k, or both --epsilon and --delta")

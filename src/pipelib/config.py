@@ -7,19 +7,32 @@ from importlib import resources
 import yaml
 from jsonschema import Draft202012Validator
 
-from .ingest import DATASETS
+from . import vocab
 
 # Columns each dataset's ingested tables carry (what a task or scheme may refer to).
 WRITER_DATASETS = {"femnist", "femnist_letters"}
-LABEL_COLUMNS = {name: {"label"} for name in DATASETS} | {"cifar100": {"label", "fine_label", "coarse_label"}}
+LABEL_COLUMNS = {name: {"label"} for name in vocab.DATASETS} | {"cifar100": set(vocab.LABEL_COLUMNS)}
 
 
 class ConfigError(ValueError):
     """The configuration is invalid; the message names each offending key."""
 
 
+def _vocab(node):
+    """Replace every ``{$vocab: NAME}`` in the schema by ``enum: pipelib.vocab.NAME``."""
+    if isinstance(node, dict):
+        if "$vocab" in node:
+            rest = {k: _vocab(v) for k, v in node.items() if k != "$vocab"}
+            return {"enum": list(getattr(vocab, node["$vocab"])), **rest}
+        return {k: _vocab(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_vocab(v) for v in node]
+    return node
+
+
 def schema() -> dict:
-    return yaml.safe_load(resources.files(__package__).joinpath("config.schema.yaml").read_text())
+    """The config's JSON schema (``config.schema.yaml``) with the vocabularies of :mod:`pipelib.vocab`."""
+    return _vocab(yaml.safe_load(resources.files(__package__).joinpath("config.schema.yaml").read_text()))
 
 
 def load(*paths) -> dict:
@@ -83,35 +96,48 @@ def _cross_check(config: dict) -> list[str]:
             problems.append(f"config key {key}.task = {sc['task']!r} is not defined; defined tasks: {', '.join(tasks)}")
             continue
         columns = LABEL_COLUMNS[sc["private"]]
-        for what, column in (("task column", tasks[sc["task"]]["column"]), ("subclass_column", sc.get("subclass_column"))):
+        columns_used = (("task column", tasks[sc["task"]]["column"]), ("subclass_column", sc.get("subclass_column")))
+        for what, column in columns_used:
             if column is not None and column not in columns:
-                problems.append(f"{key}: {what} {column!r} does not exist in dataset {sc['private']!r} "
-                                f"(it has: {', '.join(sorted(columns))})")
+                problems.append(
+                    f"{key}: {what} {column!r} does not exist in dataset {sc['private']!r} "
+                    f"(it has: {', '.join(sorted(columns))})"
+                )
         uses_writers = sc["scheme"] == "writer" or sc["test"]["source"] == "writer_holdout"
         if uses_writers and sc["private"] not in WRITER_DATASETS:
-            problems.append(f"{key}: scheme/test rule by writer needs a dataset with writer ids "
-                            f"({', '.join(sorted(WRITER_DATASETS))}), not {sc['private']!r}")
+            problems.append(
+                f"{key}: scheme/test rule by writer needs a dataset with writer ids "
+                f"({', '.join(sorted(WRITER_DATASETS))}), not {sc['private']!r}"
+            )
     for i, row in enumerate(config["rknn"]["table"]):
         key = f"rknn.table.{i}"
         if row["scenario"] not in config["scenarios"]:
-            problems.append(f"config key {key}.scenario = {row['scenario']!r} is not a scenario; "
-                            f"scenarios: {', '.join(config['scenarios'])}")
+            problems.append(
+                f"config key {key}.scenario = {row['scenario']!r} is not a scenario; "
+                f"scenarios: {', '.join(config['scenarios'])}"
+            )
         if row["encoder"] not in config["rknn"]["encoders"]:
-            problems.append(f"config key {key}.encoder = {row['encoder']!r} is not defined; "
-                            f"encoders: {', '.join(config['rknn']['encoders'])}")
+            problems.append(
+                f"config key {key}.encoder = {row['encoder']!r} is not defined; "
+                f"encoders: {', '.join(config['rknn']['encoders'])}"
+            )
         if row["k"] > row["s"]:
             problems.append(f"config key {key}: k={row['k']} nearest queries of s={row['s']} queries is impossible")
     for label, spec in config["table2"].items():
         key = f"table2.{label}"
         if spec["scenario"] not in config["scenarios"]:
-            problems.append(f"config key {key}.scenario = {spec['scenario']!r} is not a scenario; "
-                            f"scenarios: {', '.join(config['scenarios'])}")
+            problems.append(
+                f"config key {key}.scenario = {spec['scenario']!r} is not a scenario; "
+                f"scenarios: {', '.join(config['scenarios'])}"
+            )
         missing = sorted(set(spec.get("ldp_k", [])) - set(spec["k"]))
         if missing:
             problems.append(f"config key {key}.ldp_k: {missing} must also be NFDP rows (listed under k)")
         if spec.get("ldp_k") and config["fedmd"]["answer"] == "logits":
-            problems.append(f"config key {key}.ldp_k: FedMD-LDP needs bounded answers; set fedmd.answer to "
-                            f"softmax or argmax (it is logits)")
+            problems.append(
+                f"config key {key}.ldp_k: FedMD-LDP needs bounded answers; set fedmd.answer to "
+                f"softmax or argmax (it is logits)"
+            )
     return problems
 
 

@@ -2,7 +2,8 @@
 
 An image table has one row per image: integer columns (``index``, ``label``, ...), optional
 string columns (``writer``, ``split``) and a ``pixels`` column of fixed-size binary values, one
-flattened H*W*C uint8 image per row (fixed-size binary reads ~25x faster than a list<uint8> column).  The image shape and provenance live in the schema metadata
+flattened H*W*C uint8 image per row (fixed-size binary reads ~25x faster than a list<uint8> column).
+The image shape and provenance live in the schema metadata
 under the key ``pipelib``, so a table explains itself without the config that made it.
 """
 
@@ -12,8 +13,8 @@ import contextlib
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 import pandas as pd
@@ -48,6 +49,13 @@ def write_json(obj, path) -> None:
     """Write ``obj`` as indented, key-sorted JSON, atomically."""
     with atomic_path(path) as tmp:
         tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, default=_json_default) + "\n")
+
+
+def save_npy(array: np.ndarray, path) -> None:
+    """Write a numpy array (.npy), atomically."""
+    with atomic_path(path) as tmp:
+        with open(tmp, "wb") as f:
+            np.save(f, array)
 
 
 def read_json(path):
@@ -117,8 +125,9 @@ def pixels_of(table: pa.Table, shape) -> np.ndarray:
     return flat.reshape(len(col), *shape)
 
 
-def take_rows(table: pa.Table, rows: np.ndarray, extra: dict[str, np.ndarray] | None = None,
-              meta_update: dict | None = None) -> pa.Table:
+def take_rows(
+    table: pa.Table, rows: np.ndarray, extra: dict[str, np.ndarray] | None = None, meta_update: dict | None = None
+) -> pa.Table:
     """Select ``rows`` of an image table (repeats allowed), optionally adding columns and metadata."""
     out = table.take(pa.array(np.asarray(rows, dtype=np.int64)))
     for name, values in (extra or {}).items():

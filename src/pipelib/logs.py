@@ -18,8 +18,9 @@ def to_log(path) -> logging.Logger:
     console = sys.__stderr__
     stream = open(path, "a", buffering=1)
     sys.stdout = sys.stderr = stream
-    logging.basicConfig(stream=stream, level=logging.INFO, force=True,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        stream=stream, level=logging.INFO, force=True, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
 
     def report(kind, err, tb):
         traceback.print_exception(kind, err, tb, file=stream)

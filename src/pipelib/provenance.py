@@ -4,33 +4,67 @@ Snakemake's code trigger sees a rule's script but not the package the script imp
 passes ``code_digest(script)`` as a param: editing any pipelib module the script imports, directly
 or through other modules, changes the param and re-runs exactly those rules.  Resume checkpoints
 carry ``package_digest()`` so a run is never continued by other code.
+
+Modules are named by their dotted path inside the package (``privacy.nfdp``, ``privacy`` for
+``privacy/__init__.py``, ``__init__`` for the package's own ``__init__.py``); importing a module
+also runs the ``__init__`` of every package above it.
 """
+
 import ast
 import hashlib
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent
+ROOT = "__init__"
 
 
-def imported_modules(source: str, package: Path = PACKAGE) -> set[str]:
-    """Names of the pipelib modules (files ``package/<name>.py``) that ``source`` imports, anywhere in it."""
+def module_file(name: str, package: Path = PACKAGE) -> Path | None:
+    """The file of module ``name`` (``a.b`` -> a/b.py or a/b/__init__.py), or None if it is not one."""
+    if name == ROOT:
+        return package / "__init__.py"
+    base = package.joinpath(*name.split("."))
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
+
+
+def _with_parents(name: str) -> set[str]:
+    """``a.b.c`` -> {__init__, a, a.b, a.b.c}: importing a module runs every package above it."""
+    parts = name.split(".")
+    return {ROOT} | {".".join(parts[:i]) for i in range(1, len(parts) + 1)}
+
+
+def imported_modules(source: str, package: Path = PACKAGE, module: str = "") -> set[str]:
+    """The pipelib modules that ``source`` (the module ``module``, '' for a script) imports, anywhere in it."""
+    is_package = module and module_file(module, package) and module_file(module, package).name == "__init__.py"
+    here = module.split(".") if module and module != ROOT else []
+    if not is_package:
+        here = here[:-1]  # a plain module's relative imports start from its package
     names = set()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             full = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            base = ("pipelib" + (f".{node.module}" if node.module else "")) if node.level else (node.module or "")
+            if node.level:
+                up = here[: len(here) - (node.level - 1)] if node.level - 1 <= len(here) else None
+                if up is None:
+                    continue
+                base = ".".join(["pipelib", *up, *([node.module] if node.module else [])])
+            else:
+                base = node.module or ""
             full = [base] + [f"{base}.{alias.name}" for alias in node.names]
         else:
             continue
         for name in full:
             parts = name.split(".")
-            if parts[0] == "pipelib":
-                names.add("__init__")  # importing any submodule runs the package's __init__
-                if len(parts) > 1:
-                    names.add(parts[1])
-    return {name for name in names if (package / f"{name}.py").is_file()}
+            if parts[0] != "pipelib":
+                continue
+            inner = ".".join(parts[1:]) or ROOT
+            if module_file(inner, package) is not None:
+                names |= {n for n in _with_parents(inner) if module_file(n, package) is not None}
+    return names
 
 
 def module_closure(script: Path, package: Path = PACKAGE) -> list[str]:
@@ -39,12 +73,19 @@ def module_closure(script: Path, package: Path = PACKAGE) -> list[str]:
     while todo:
         name = todo.pop()
         seen.add(name)
-        todo |= imported_modules((package / f"{name}.py").read_text(), package) - seen
+        todo |= imported_modules(module_file(name, package).read_text(), package, name) - seen
     return sorted(seen)
 
 
 def _data_files(package: Path) -> list[Path]:
-    return sorted(p for p in package.iterdir() if p.is_file() and p.suffix not in (".py", ".pyc"))
+    return sorted(
+        p
+        for p in package.rglob("*")
+        if p.is_file()
+        and p.suffix not in (".py", ".pyc")
+        and "__pycache__" not in p.parts
+        and not p.name.startswith(".")
+    )
 
 
 def code_digest(script, package: Path = PACKAGE) -> str:
@@ -52,19 +93,20 @@ def code_digest(script, package: Path = PACKAGE) -> str:
     (schema, checksums) those modules name."""
     digest = hashlib.sha256(Path(script).read_bytes())
     modules = module_closure(Path(script), package)
-    texts = {name: (package / f"{name}.py").read_bytes() for name in modules}
+    texts = {name: module_file(name, package).read_bytes() for name in modules}
     for name in modules:
         digest.update(f"\0{name}\0".encode() + texts[name])
     for data in _data_files(package):
         if any(data.name.encode() in text for text in texts.values()):
-            digest.update(f"\0{data.name}\0".encode() + data.read_bytes())
+            digest.update(f"\0{data.relative_to(package).as_posix()}\0".encode() + data.read_bytes())
     return digest.hexdigest()[:16]
 
 
-@lru_cache(maxsize=None)
+@cache
 def package_digest(package: Path = PACKAGE) -> str:
     """A 16-hex-digit digest of every pipelib source and data file (cached: read once per process)."""
     digest = hashlib.sha256()
-    for path in sorted(package.glob("*.py")) + _data_files(package):
-        digest.update(f"\0{path.name}\0".encode() + path.read_bytes())
+    files = sorted(p for p in package.rglob("*.py") if "__pycache__" not in p.parts) + _data_files(package)
+    for path in files:
+        digest.update(f"\0{path.relative_to(package).as_posix()}\0".encode() + path.read_bytes())
     return digest.hexdigest()[:16]

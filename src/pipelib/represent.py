@@ -14,10 +14,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from . import train
-from .models import build
+from .io import save_npy
+from .train import loop
+from .train.checkpoint import resumable_epochs
+from .train.models import build
+from .vocab import ENCODER_KINDS
 
-ENCODERS = ("hog", "simclr")
+ENCODERS = ENCODER_KINDS
 
 
 def l2_normalize(x: np.ndarray) -> np.ndarray:
@@ -32,8 +35,12 @@ def hog_features(images: np.ndarray, orientations: int = 9, cells: int = 4, bloc
     from skimage.feature import hog
 
     h, w, c = images.shape[1:]
-    args = {"orientations": orientations, "pixels_per_cell": (h // cells, w // cells),
-            "cells_per_block": (block, block), "feature_vector": True}
+    args = {
+        "orientations": orientations,
+        "pixels_per_cell": (h // cells, w // cells),
+        "cells_per_block": (block, block),
+        "feature_vector": True,
+    }
     if c > 1:
         args["channel_axis"] = -1
     rows = [hog(img if c > 1 else img[..., 0], **args) for img in images]
@@ -41,6 +48,7 @@ def hog_features(images: np.ndarray, orientations: int = 9, cells: int = 4, bloc
 
 
 # ------------------------------------------------------------------------------------------- SimCLR
+
 
 def augment(x: torch.Tensor, rgb: bool) -> torch.Tensor:
     """Random views of a batch in [-1, 1], drawn from torch's global RNG (batched, no per-image Python).
@@ -57,13 +65,15 @@ def augment(x: torch.Tensor, rgb: bool) -> torch.Tensor:
     tx = (1 - sx).clamp_min(0) * torch.empty(n, device=dev).uniform_(-1, 1)
     ty = (1 - sy).clamp_min(0) * torch.empty(n, device=dev).uniform_(-1, 1)
     cos, sin = angle.cos(), angle.sin()
-    theta = torch.stack([torch.stack([sx * cos * flip, -sy * sin, tx], 1),
-                         torch.stack([sx * sin * flip, sy * cos, ty], 1)], 1)
+    theta = torch.stack(
+        [torch.stack([sx * cos * flip, -sy * sin, tx], 1), torch.stack([sx * sin * flip, sy * cos, ty], 1)], 1
+    )
     grid = F.affine_grid(theta, list(x.shape), align_corners=False)
     out = F.grid_sample(x, grid, padding_mode="border" if rgb else "zeros", align_corners=False)
     if not rgb:
         out = torch.where(out == 0, torch.full_like(out, -1.0), out)  # zero padding -> background (-1)
         return out
+
     def factor(lo, hi):
         return torch.empty(n, 1, 1, 1, device=dev).uniform_(lo, hi)
 
@@ -92,13 +102,14 @@ class Encoder(nn.Module):
 
 class SimCLR(nn.Module):
     """Two augmented views -> encoder -> projection head; ``forward`` returns both views' projections
-    stacked, so that ``train.fit`` can train it with :func:`nt_xent` as the loss."""
+    stacked, so that ``loop.fit`` can train it with :func:`nt_xent` as the loss."""
 
     def __init__(self, encoder: Encoder, proj_dim: int = 64):
         super().__init__()
         self.encoder = encoder
-        self.head = nn.Sequential(nn.Linear(encoder.dim, encoder.dim), nn.ReLU(inplace=True),
-                                  nn.Linear(encoder.dim, proj_dim))
+        self.head = nn.Sequential(
+            nn.Linear(encoder.dim, encoder.dim), nn.ReLU(inplace=True), nn.Linear(encoder.dim, proj_dim)
+        )
         self.rgb = encoder.in_shape[0] == 3
 
     def forward(self, x):
@@ -116,15 +127,26 @@ def nt_xent(z: torch.Tensor, temperature: float) -> torch.Tensor:
     return F.cross_entropy(sim, target)
 
 
-def train_simclr(x_u8: torch.Tensor, arch: str, dim: int, epochs: int, batch: int, lr: float, temperature: float,
-                 gen: torch.Generator, log=None, checkpoint=None, fingerprint: str = "") -> Encoder:
+def train_simclr(
+    x_u8: torch.Tensor,
+    arch: str,
+    dim: int,
+    epochs: int,
+    batch: int,
+    lr: float,
+    temperature: float,
+    gen: torch.Generator,
+    log=None,
+    checkpoint=None,
+    fingerprint: str = "",
+) -> Encoder:
     """Train an encoder on unlabelled images (public data only) with SimCLR's contrastive loss."""
     encoder = Encoder(arch, x_u8.shape[1:], dim)
-    model = train.prepare(SimCLR(encoder), x_u8.device)
+    model = loop.prepare(SimCLR(encoder), x_u8.device)
     opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=1e-6)
     dummy = torch.zeros(len(x_u8), dtype=torch.long, device=x_u8.device)
-    for epoch in train.resumable_epochs(epochs, checkpoint, fingerprint, model, opt, gen, []):
-        stats = train.fit(model, opt, x_u8, dummy, lambda z, _: nt_xent(z, temperature), 1, batch, gen)
+    for epoch in resumable_epochs(epochs, checkpoint, fingerprint, model, opt, gen, []):
+        stats = loop.fit(model, opt, x_u8, dummy, lambda z, _: nt_xent(z, temperature), 1, batch, gen)
         if log:
             log.info("simclr epoch %d/%d: loss %.4f (%.0f img/s)", epoch + 1, epochs, stats["loss"], stats["img_per_s"])
     return encoder.eval()
@@ -134,5 +156,95 @@ def train_simclr(x_u8: torch.Tensor, arch: str, dim: int, epochs: int, batch: in
 def embed(encoder: Encoder, x_u8: torch.Tensor, batch: int = 1024) -> np.ndarray:
     """L2-normalised representations of uint8 images."""
     encoder.eval()
-    parts = [encoder(train.scale(x_u8[i:i + batch])).cpu().numpy() for i in range(0, len(x_u8), batch)]
+    parts = [encoder(loop.scale(x_u8[i : i + batch])).cpu().numpy() for i in range(0, len(x_u8), batch)]
     return l2_normalize(np.concatenate(parts)) if parts else np.zeros((0, encoder.dim), np.float32)
+
+
+# ------------------------------------------------------------------------------------- stage entries
+
+
+def save_encoder(encoder: Encoder, path) -> None:
+    from .train.supervised import save_state
+
+    save_state(path, {"arch": encoder.arch, "in_shape": encoder.in_shape, "dim": encoder.dim}, encoder)
+
+
+def load_encoder(path) -> Encoder:
+    state = torch.load(path, map_location="cpu", weights_only=False)
+    encoder = Encoder(state["arch"], state["in_shape"], state["dim"])
+    encoder.load_state_dict(state["state_dict"])
+    return encoder
+
+
+def train_encoder(
+    *,
+    name: str,
+    settings: dict,
+    public_index,
+    public_data,
+    seed: int,
+    device: str,
+    threads: int,
+    out_model,
+    checkpoint=None,
+) -> None:
+    """Fit the encoder ``name`` (SimCLR) on the scenario's public images only (no labels)."""
+    import logging
+
+    from .data.loaders import load_public_pool
+    from .seeding import rng, torch_seed
+    from .train.checkpoint import clear_checkpoint, fingerprint
+
+    loop.set_threads(threads)
+    dev = loop.pick_device(device)
+    x, _ = load_public_pool(public_index, public_data, dev)
+    limit = settings.get("max_images", 0)
+    if 0 < limit < len(x):  # a seeded subset of the public pool (reduced presets)
+        keep = np.sort(rng(seed, "simclr-subset", name).choice(len(x), limit, replace=False))
+        x = x[torch.from_numpy(keep).to(dev)]
+    gen = loop.seed_everything(torch_seed(seed, "simclr", name))
+    fp = fingerprint("simclr", name, settings, str(public_index), seed)
+    model = train_simclr(
+        x,
+        settings["arch"],
+        settings["dim"],
+        settings["epochs"],
+        settings["batch"],
+        settings["lr"],
+        settings["temperature"],
+        gen,
+        logging.getLogger(__name__),
+        checkpoint,
+        fp,
+    )
+    save_encoder(model, out_model)
+    clear_checkpoint(checkpoint)
+
+
+def embed_images(images_u8: np.ndarray, settings: dict, model_path, device: str) -> np.ndarray:
+    """Embeddings of uint8 images with the encoder ``settings`` describes (HOG needs no model)."""
+    if settings["kind"] == "hog":
+        return hog_features(images_u8, settings.get("orientations", 9), settings.get("cells", 4))
+    dev = loop.pick_device(device)
+    return embed(loop.prepare(load_encoder(model_path), dev), loop.to_device(images_u8, dev))
+
+
+def embed_public(*, settings: dict, public_index, public_data, model_path, device: str, threads: int, out_npy) -> None:
+    """Embed the public pool (row i of the output = row i of the partition's public index)."""
+    import pyarrow.parquet as pq
+
+    from .io import read_images
+
+    loop.set_threads(threads)
+    index = pq.read_table(public_index, columns=["index"]).column("index").to_numpy()
+    _, images, _ = read_images(public_data)
+    save_npy(embed_images(images[index], settings, model_path, device), out_npy)
+
+
+def embed_party(*, settings: dict, party_path, model_path, device: str, threads: int, out_npy) -> None:
+    """A party embeds its own images (row i = row i of its partition table)."""
+    from .io import read_images
+
+    loop.set_threads(threads)
+    _, images, _ = read_images(party_path)
+    save_npy(embed_images(images, settings, model_path, device), out_npy)

@@ -14,3 +14,8 @@ def rng(seed: int, *keys) -> np.random.Generator:
     """
     entropy = [int(seed)] + [k if isinstance(k, int) else zlib.crc32(str(k).encode()) for k in keys]
     return np.random.default_rng(np.random.SeedSequence(entropy))
+
+
+def torch_seed(seed: int, *keys) -> int:
+    """A 31-bit seed for torch (initialization, dropout, shuffling) derived like :func:`rng`."""
+    return int(rng(seed, *keys).integers(2**31 - 1))

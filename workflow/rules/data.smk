@@ -5,22 +5,26 @@ if config["download"]:
 
     rule download:
         output:
-            [str(DATA_ROOT / rel) for name in raw.DATASETS if raw.DATASETS[name].torchvision
-             for rel in raw.DATASETS[name].files()],
+            [
+                str(DATA_ROOT / rel)
+                for name in raw.DATASETS
+                if raw.DATASETS[name].torchvision
+                for rel in raw.DATASETS[name].files()
+            ],
         log:
             "results/logs/download/download.log",
         benchmark:
             "results/benchmarks/download/download.tsv"
-        params:
-            code=code("download.py"),
-            data_root=config["data_root"],
-            datasets=[name for name, spec in raw.DATASETS.items() if spec.torchvision],
+        conda:
+            "../envs/pipelib.yaml"
         threads: 1
         resources:
             mem_mb=2000,
             runtime=60,
-        conda:
-            "../envs/pipelib.yaml"
+        params:
+            code=code("download.py"),
+            data_root=config["data_root"],
+            datasets=[name for name, spec in raw.DATASETS.items() if spec.torchvision],
         script:
             "../scripts/download.py"
 
@@ -37,16 +41,16 @@ rule ingest:
         "results/logs/ingest/{dataset}.log",
     benchmark:
         "results/benchmarks/ingest/{dataset}.tsv"
-    params:
-        code=code("ingest.py"),
-        data_root=config["data_root"],
-        verify=config["verify_checksums"],
+    conda:
+        "../envs/pipelib.yaml"
     threads: 1
     resources:
         mem_mb=4000,
         runtime=20,
-    conda:
-        "../envs/pipelib.yaml"
+    params:
+        code=code("ingest.py"),
+        data_root=config["data_root"],
+        verify=config["verify_checksums"],
     script:
         "../scripts/ingest.py"
 
@@ -63,17 +67,17 @@ rule partition:
         "results/logs/partition/{scenario}.log",
     benchmark:
         "results/benchmarks/partition/{scenario}.tsv"
+    conda:
+        "../envs/pipelib.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=20,
     params:
         code=code("partition.py"),
         scenario=partition_params,
         task=lambda wc: config["tasks"][SCENARIOS[wc.scenario]["task"]],
         seed=lambda wc: scenario_seed(config, wc.scenario),
-    threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=20,
-    conda:
-        "../envs/pipelib.yaml"
     script:
         "../scripts/partition.py"
 
@@ -89,34 +93,13 @@ rule party_data:
         "results/logs/party_data/{scenario}/party-{party}.log",
     benchmark:
         "results/benchmarks/party_data/{scenario}/party-{party}.tsv"
-    params:
-        code=code("party_data.py"),
+    conda:
+        "../envs/pipelib.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
-    conda:
-        "../envs/pipelib.yaml"
+    params:
+        code=code("party_data.py"),
     script:
         "../scripts/party_data.py"
-
-
-rule partition_summary:
-    input:
-        expand("results/partitions/{scenario}/summary.json", scenario=SCENARIOS),
-    output:
-        "results/partitions.csv",
-    log:
-        "results/logs/partition_summary.log",
-    benchmark:
-        "results/benchmarks/partition_summary.tsv"
-    params:
-        code=code("partition_summary.py"),
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=5,
-    conda:
-        "../envs/pipelib.yaml"
-    script:
-        "../scripts/partition_summary.py"

@@ -1,10 +1,11 @@
-# NFDP sampling (paper 002): each party draws k of its own records; the ledger records what it spent.
+# NFDP sampling (paper 002): each party draws k of its own records; the draw is the party's one
+# privatized release, and its job writes the release's guarantee beside the sample.
 
 
 rule nfdp_sample:
     input:
         # a party's job reads its own table and nothing else
-        party="results/partitions/{scenario}/party-{party}.parquet",
+        party=lambda wc: party_table(wc.scenario, wc.party),
     output:
         sample="results/samples/{scenario}/{sampling}-k{k}/party-{party}.parquet",
         ledger="results/samples/{scenario}/{sampling}-k{k}/party-{party}.ledger.json",
@@ -12,15 +13,15 @@ rule nfdp_sample:
         "results/logs/nfdp_sample/{scenario}/{sampling}-k{k}/party-{party}.log",
     benchmark:
         "results/benchmarks/nfdp_sample/{scenario}/{sampling}-k{k}/party-{party}.tsv"
-    params:
-        code=code("nfdp_sample.py"),
-        seed=lambda wc: scenario_seed(config, wc.scenario),
+    conda:
+        "../envs/pipelib.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
-    conda:
-        "../envs/pipelib.yaml"
+    params:
+        code=code("nfdp_sample.py"),
+        seed=lambda wc: scenario_seed(config, wc.scenario),
     script:
         "../scripts/nfdp_sample.py"
 
@@ -37,35 +38,13 @@ rule nfdp_ledger:
         "results/logs/nfdp_ledger/{scenario}/{sampling}-k{k}.log",
     benchmark:
         "results/benchmarks/nfdp_ledger/{scenario}/{sampling}-k{k}.tsv"
+    conda:
+        "../envs/pipelib.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
     params:
         code=code("nfdp_ledger.py"),
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=5,
-    conda:
-        "../envs/pipelib.yaml"
     script:
         "../scripts/nfdp_ledger.py"
-
-
-rule privacy_ledger:
-    input:
-        [f"{sample_dir(*key)}/ledger.csv" for key in nfdp_samples()],
-    output:
-        "results/privacy_ledger.csv",
-    log:
-        "results/logs/privacy_ledger.log",
-    benchmark:
-        "results/benchmarks/privacy_ledger.tsv"
-    params:
-        code=code("privacy_ledger.py"),
-        preset=config["preset"],
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=5,
-    conda:
-        "../envs/pipelib.yaml"
-    script:
-        "../scripts/privacy_ledger.py"

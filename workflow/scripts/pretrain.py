@@ -1,10 +1,23 @@
 """Rule pretrain: one architecture trained on the labelled public data (shared initialization)."""
+
 from pipelib.logs import to_log
 
 to_log(snakemake.log[0])
-from pipelib.experiments import pretrain  # noqa: E402
+from pipelib.methods.pretrain import pretrain  # noqa: E402
+from pipelib.train.supervised import TrainSettings  # noqa: E402
 
-w, p, s = snakemake.wildcards, snakemake.params, snakemake.params.settings
-pretrain(w.arch, snakemake.input.train.rsplit("/", 1)[0], int(w.n_classes), s["epochs"], s["batch"], p.lr, p.seed,
-         p.device, snakemake.threads, snakemake.output.model, snakemake.output.summary, max_images=s["max_images"],
-         checkpoint=p.checkpoint)
+w, p, i = snakemake.wildcards, snakemake.params, snakemake.input
+pretrain(
+    arch=w.arch,
+    train_path=i.train,
+    test_path=i.test,
+    n_classes=int(w.n_classes),
+    settings=TrainSettings.from_config(p.settings, lr=p.lr),
+    max_images=p.settings["max_images"],
+    seed=p.seed,
+    device=p.device,
+    threads=snakemake.threads,
+    out_model=snakemake.output.model,
+    out_summary=snakemake.output.summary,
+    checkpoint=p.checkpoint,
+)

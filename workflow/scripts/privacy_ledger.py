@@ -1,7 +1,8 @@
-"""Rule privacy_ledger: every NFDP ledger of the config -> results/privacy_ledger.csv."""
+"""Rule privacy_ledger: the guarantee of every privatized release of every method -> results/privacy_ledger.csv."""
+
 from pipelib.logs import to_log
 
 to_log(snakemake.log[0])
-from pipelib.report import privacy_ledger  # noqa: E402
+from pipelib.report.tables import privacy_ledger  # noqa: E402
 
 privacy_ledger(snakemake.input, snakemake.output[0], preset=snakemake.params.preset)

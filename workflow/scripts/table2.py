@@ -1,10 +1,17 @@
-"""Rule table2: every Table 2 row -> results/table2.csv (+ per-round, per-party accuracies)."""
+"""Rule table2: the FedMD rows and centralized baselines -> results/table2.csv (+ per-round accuracies)."""
+
 from pipelib.logs import to_log
 
 to_log(snakemake.log[0])
-from pipelib.report import table2  # noqa: E402
+from pipelib.report.tables import table2  # noqa: E402
 
 p, i = snakemake.params, snakemake.input
 rows = [tuple(r) for r in p.rows]
-table2(p.datasets, dict(zip(rows, i.results)), dict(zip([tuple(c) for c in p.centralized], i.centralized)),
-       p.preset, p.seed, snakemake.output.csv, snakemake.output.rounds, dict(zip(rows, i.rounds)))
+table2(
+    p.datasets,
+    dict(zip(rows, i.results)),
+    dict(zip([tuple(c) for c in p.centralized], i.centralized)),
+    snakemake.output.csv,
+    snakemake.output.rounds,
+    dict(zip(rows, i.rounds)),
+)

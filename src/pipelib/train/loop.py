@@ -1,7 +1,7 @@
 """The one training loop: supervised epochs over device-resident uint8 tensors.
 
 Every model in the project (pre-training, party training, FedMD digest/revisit, centralized
-baseline, students) trains through :func:`fit`.  Data lives on the device as uint8 NCHW tensors
+baseline, encoders, students) trains through :func:`fit`.  Data lives on the device as uint8 NCHW tensors
 and mini-batches are gathered by index, so there is no per-sample Python DataLoader on the hot path;
 pixels are scaled to [-1, 1] per batch.
 """
@@ -24,6 +24,25 @@ def pick_device(setting: str = "auto") -> torch.device:
     if setting == "cuda" and not torch.cuda.is_available():
         raise RuntimeError("config asks for device: cuda but torch sees no CUDA GPU; use device: auto or cpu")
     return torch.device(setting)
+
+
+def hardware(device) -> str:
+    """What a job ran on, for reports: the GPU's name, or the CPU model and the threads the job used."""
+    device = torch.device(device)
+    if device.type == "cuda":
+        return f"GPU: {torch.cuda.get_device_name(device)}"
+    model = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), model)
+    except OSError:
+        pass
+    return f"CPU: {model}, {torch.get_num_threads()} thread(s) of {os.cpu_count()} cores"
+
+
+def where(device) -> dict:
+    """The result-row columns that say where a job ran: ``device`` and ``hardware``."""
+    return {"device": str(device), "hardware": hardware(device)}
 
 
 def set_threads(threads: int | None = None) -> int:
@@ -73,8 +92,16 @@ def l1(logits, target):
     return (logits - target).abs().mean()
 
 
-def fit(model: nn.Module, opt: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor, loss_fn, epochs: int,
-        batch: int, gen: torch.Generator) -> dict:
+def fit(
+    model: nn.Module,
+    opt: torch.optim.Optimizer,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    loss_fn,
+    epochs: int,
+    batch: int,
+    gen: torch.Generator,
+) -> dict:
     """Train ``model`` for ``epochs`` passes over (x, y) in shuffled mini-batches; returns loss and speed."""
     model.train()
     n, total, steps, t0 = len(x), 0.0, 0, time.perf_counter()
@@ -93,20 +120,28 @@ def fit(model: nn.Module, opt: torch.optim.Optimizer, x: torch.Tensor, y: torch.
             total += loss.detach()
             steps += 1
     seconds = time.perf_counter() - t0
-    return {"loss": float(total / max(steps, 1)), "images": n * epochs, "seconds": seconds,
-            "img_per_s": n * epochs / seconds if seconds > 0 else float("nan")}
+    return {
+        "loss": float(total / max(steps, 1)),
+        "images": n * epochs,
+        "seconds": seconds,
+        "img_per_s": n * epochs / seconds if seconds > 0 else float("nan"),
+    }
 
 
 @torch.no_grad()
 def predict(model: nn.Module, x: torch.Tensor, batch: int = 1024) -> torch.Tensor:
     """Logits of ``model`` on ``x`` (eval mode), as a float32 tensor on x's device."""
     model.eval()
-    return torch.cat([model(scale(x[i:i + batch])) for i in range(0, len(x), batch)]) if len(x) else \
-        torch.zeros(0, model.n_classes, device=x.device)
+    return (
+        torch.cat([model(scale(x[i : i + batch])) for i in range(0, len(x), batch)])
+        if len(x)
+        else torch.zeros(0, model.n_classes, device=x.device)
+    )
 
 
-def accuracy(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch: int = 1024,
-             outputs: tuple[int, int] | None = None) -> float:
+def accuracy(
+    model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch: int = 1024, outputs: tuple[int, int] | None = None
+) -> float:
     """Top-1 accuracy; with ``outputs=(start, stop)`` the argmax is taken over those outputs only.
 
     FedMD models have public and private-task outputs; the private task's accuracy is the argmax over
@@ -119,72 +154,3 @@ def accuracy(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch: int = 10
         return float((logits.argmax(1) == y).float().mean())
     start, stop = outputs
     return float((logits[:, start:stop].argmax(1) + start == y).float().mean())
-
-
-# ---------------------------------------------------------------------------- resumable training
-# A long job saves its state after every epoch (or round); started again after a kill or a cluster
-# pre-emption, it continues from there with identical results.  The file is not a Snakemake output:
-# it survives a failed job and is deleted when the job finishes.  A fingerprint of everything that
-# determines the run (its settings and pipelib's code) guards against resuming a run of another
-# configuration, or continuing one with edited code.
-
-def fingerprint(*parts) -> str:
-    """A short hash of everything that determines a run: ``parts`` and the pipelib source."""
-    import hashlib
-    import json
-
-    from .provenance import package_digest
-
-    payload = json.dumps([package_digest(), *parts], sort_keys=True, default=str)
-    return hashlib.sha256(payload.encode()).hexdigest()[:16]
-
-
-def save_checkpoint(path, fingerprint: str, **state) -> None:
-    """Atomically save ``state`` (tensors, state dicts, generator states, python values) and torch's RNG."""
-    if path is None:
-        return
-    from .io import atomic_path
-
-    with atomic_path(path) as tmp:
-        torch.save({"fingerprint": fingerprint, "torch_rng": torch.get_rng_state(), **state}, tmp)
-
-
-def load_checkpoint(path, fingerprint: str) -> dict | None:
-    """The state saved at ``path`` if it exists and was written for ``fingerprint`` (torch's RNG restored)."""
-    import logging
-    from pathlib import Path
-
-    if path is None or not Path(path).exists():
-        return None
-    state = torch.load(path, map_location="cpu", weights_only=False)
-    if state.get("fingerprint") != fingerprint:
-        logging.getLogger(__name__).warning("ignoring checkpoint %s: written for another configuration", path)
-        return None
-    torch.set_rng_state(state["torch_rng"])
-    logging.getLogger(__name__).info("resuming from %s", path)
-    return state
-
-
-def clear_checkpoint(path) -> None:
-    from pathlib import Path
-
-    if path is not None:
-        Path(path).unlink(missing_ok=True)
-
-
-def resumable_epochs(epochs: int, checkpoint, fp: str, model: nn.Module, opt: torch.optim.Optimizer,
-                     gen: torch.Generator, history: list):
-    """Yield the epoch numbers still to run; after each one the caller's model, optimizer, shuffling
-    generator and ``history`` list are checkpointed.  Restores them first when resuming."""
-    state = load_checkpoint(checkpoint, fp)
-    start = 0
-    if state is not None:
-        model.load_state_dict(state["model"])
-        opt.load_state_dict(state["opt"])
-        gen.set_state(state["gen"])
-        history[:] = state["history"]
-        start = state["epoch"]
-    for epoch in range(start, epochs):
-        yield epoch
-        save_checkpoint(checkpoint, fp, model=model.state_dict(), opt=opt.state_dict(), gen=gen.get_state(),
-                        history=history, epoch=epoch + 1)

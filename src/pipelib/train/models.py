@@ -47,8 +47,12 @@ def parse_arch(name: str) -> Arch:
 
 
 def _block(c_in, c_out, kernel, stride, padding, dropout):
-    return [nn.Conv2d(c_in, c_out, kernel, stride=stride, padding=padding),
-            nn.BatchNorm2d(c_out), nn.ReLU(inplace=True), nn.Dropout(dropout)]
+    return [
+        nn.Conv2d(c_in, c_out, kernel, stride=stride, padding=padding),
+        nn.BatchNorm2d(c_out),
+        nn.ReLU(inplace=True),
+        nn.Dropout(dropout),
+    ]
 
 
 class FedMDCNN(nn.Module):
@@ -63,8 +67,13 @@ class FedMDCNN(nn.Module):
             layers = _block(c, n1, 3, 1, 1, p) + same_pool + _block(n1, n2, 3, 2, 0, p)
         elif arch.kind == "cnn3":
             n1, n2, n3 = arch.widths
-            layers = (_block(c, n1, 3, 1, 1, p) + same_pool + _block(n1, n2, 2, 2, 0, p)
-                      + [nn.AvgPool2d(2, stride=2)] + _block(n2, n3, 3, 2, 0, p))
+            layers = (
+                _block(c, n1, 3, 1, 1, p)
+                + same_pool
+                + _block(n1, n2, 2, 2, 0, p)
+                + [nn.AvgPool2d(2, stride=2)]
+                + _block(n2, n3, 3, 2, 0, p)
+            )
         else:
             raise ValueError(f"unknown architecture kind {arch.kind!r}")
         self.features = nn.Sequential(*layers, nn.Flatten())

@@ -23,11 +23,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .io import image_table, write_csv, write_json, write_table
+from .. import vocab
+from ..io import image_table, write_csv, write_json, write_table
 
 log = logging.getLogger(__name__)
 
-SPLITS = ("train", "test")
+SPLITS = vocab.SPLITS
 
 
 class MissingDataError(FileNotFoundError):
@@ -44,7 +45,7 @@ def _checksums() -> dict[str, list[str]]:
 
 def _leaf_shards(prefix: str) -> tuple[str, ...]:
     """The LEAF shard files recorded in checksums.json under ``prefix`` (train/ or test/)."""
-    names = [p[len("FEMNIST/data/"):] for p in _checksums() if p.startswith("FEMNIST/data/" + prefix)]
+    names = [p[len("FEMNIST/data/") :] for p in _checksums() if p.startswith("FEMNIST/data/" + prefix)]
     shard = lambda name: int(name.split("_")[2])  # noqa: E731  all_data_<k>_niid_...
     return tuple(sorted((n for n in names if n.endswith(".json.gz")), key=shard))
 
@@ -74,27 +75,58 @@ _MNIST_FILES = {
 }
 
 DATASETS: dict[str, RawDataset] = {
-    "mnist": RawDataset("mnist", "MNIST/raw", _MNIST_FILES, "idx", torchvision="MNIST",
-                        label_names=tuple("0123456789")),
+    "mnist": RawDataset(
+        "mnist", "MNIST/raw", _MNIST_FILES, "idx", torchvision="MNIST", label_names=tuple("0123456789")
+    ),
     "fashion_mnist": RawDataset(
-        "fashion_mnist", "FashionMNIST/raw", _MNIST_FILES, "idx", torchvision="FashionMNIST",
-        label_names=("T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt",
-                     "Sneaker", "Bag", "Ankle boot")),
+        "fashion_mnist",
+        "FashionMNIST/raw",
+        _MNIST_FILES,
+        "idx",
+        torchvision="FashionMNIST",
+        label_names=(
+            "T-shirt/top",
+            "Trouser",
+            "Pullover",
+            "Dress",
+            "Coat",
+            "Sandal",
+            "Shirt",
+            "Sneaker",
+            "Bag",
+            "Ankle boot",
+        ),
+    ),
     "cifar10": RawDataset(
-        "cifar10", "cifar-10-batches-py",
+        "cifar10",
+        "cifar-10-batches-py",
         {"train": tuple(f"data_batch_{i}" for i in range(1, 6)), "test": ("test_batch",)},
-        "cifar10", extra=("batches.meta",), torchvision="CIFAR10",
-        label_names=("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship",
-                     "truck")),
-    "cifar100": RawDataset("cifar100", "cifar-100-python", {"train": ("train",), "test": ("test",)},
-                           "cifar100", extra=("meta",), torchvision="CIFAR100", classes=100),
-    "femnist": RawDataset("femnist", "FEMNIST/data",
-                          {"train": _leaf_shards("train/"), "test": _leaf_shards("test/")}, "leaf", classes=62),
+        "cifar10",
+        extra=("batches.meta",),
+        torchvision="CIFAR10",
+        label_names=("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"),
+    ),
+    "cifar100": RawDataset(
+        "cifar100",
+        "cifar-100-python",
+        {"train": ("train",), "test": ("test",)},
+        "cifar100",
+        extra=("meta",),
+        torchvision="CIFAR100",
+        classes=100,
+    ),
+    "femnist": RawDataset(
+        "femnist", "FEMNIST/data", {"train": _leaf_shards("train/"), "test": _leaf_shards("test/")}, "leaf", classes=62
+    ),
     "femnist_letters": RawDataset(
-        "femnist_letters", "FEMNIST/letters_af",
-        {"train": ("train/all_data_letters_af_train.json.gz",),
-         "test": ("test/all_data_letters_af_test.json.gz",)}, "leaf", classes=62),
+        "femnist_letters",
+        "FEMNIST/letters_af",
+        {"train": ("train/all_data_letters_af_train.json.gz",), "test": ("test/all_data_letters_af_test.json.gz",)},
+        "leaf",
+        classes=62,
+    ),
 }
+assert tuple(DATASETS) == vocab.DATASETS, "vocab.DATASETS must list the datasets defined here"
 
 
 def dataset(name: str) -> RawDataset:
@@ -128,13 +160,17 @@ def raw_files(name: str, data_root) -> dict[str, Path]:
         else:
             missing.append(rel)
     if missing:
-        hint = (f"set download: true to fetch it with torchvision.datasets.{spec.torchvision}"
-                if spec.torchvision else "it cannot be downloaded automatically; see ../shared/data/README.md")
+        hint = (
+            f"set download: true to fetch it with torchvision.datasets.{spec.torchvision}"
+            if spec.torchvision
+            else "it cannot be downloaded automatically; see ../shared/data/README.md"
+        )
         listing = "\n  ".join(missing)
         raise MissingDataError(
             f"dataset {name!r}: {len(missing)} of {len(spec.files())} raw files missing under data root "
             f"{root.resolve()} (config key data_root={str(data_root)!r}).\nExpected files:\n  {listing}\n"
-            f"Point data_root at the folder that holds {spec.folder}/, or {hint}.")
+            f"Point data_root at the folder that holds {spec.folder}/, or {hint}."
+        )
     return found
 
 
@@ -163,7 +199,8 @@ def verify_checksums(paths: list[Path], data_root) -> dict[str, str]:
             raise ChecksumError(
                 f"checksum mismatch for {path}: md5 {got}, expected {' or '.join(known[rel])}. "
                 f"The file is corrupt or not the version this pipeline knows; re-copy it "
-                f"(or set verify_checksums: false at your own risk).")
+                f"(or set verify_checksums: false at your own risk)."
+            )
     return seen
 
 
@@ -181,18 +218,21 @@ def download(name: str, data_root) -> None:
 
 # ---------------------------------------------------------------------------------------- readers
 
+
 def _read_idx(images_path: Path, labels_path: Path) -> tuple[np.ndarray, np.ndarray]:
     """Read an IDX image/label pair (gzip or plain) into (N, H, W, 1) uint8 images and labels."""
+
     def raw(p):
-        with (gzip.open(p) if p.suffix == ".gz" else open(p, "rb")) as f:
+        with gzip.open(p) if p.suffix == ".gz" else open(p, "rb") as f:
             return f.read()
 
     img, lab = raw(images_path), raw(labels_path)
     magic, n, rows, cols = np.frombuffer(img[:16], dtype=">u4")
     lmagic, ln = np.frombuffer(lab[:8], dtype=">u4")
     if magic != 2051 or lmagic != 2049 or n != ln or len(img) != 16 + n * rows * cols or len(lab) != 8 + ln:
-        raise ValueError(f"malformed IDX pair {images_path.name} / {labels_path.name}: "
-                         f"magic {magic}/{lmagic}, counts {n}/{ln}")
+        raise ValueError(
+            f"malformed IDX pair {images_path.name} / {labels_path.name}: magic {magic}/{lmagic}, counts {n}/{ln}"
+        )
     images = np.frombuffer(img, dtype=np.uint8, offset=16).reshape(n, rows, cols, 1)
     return images, np.frombuffer(lab, dtype=np.uint8, offset=8).astype(np.int16)
 
@@ -215,7 +255,7 @@ def _read_leaf(paths: list[Path]) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Read LEAF FEMNIST JSON shards into (N, 28, 28, 1) uint8 images (ink high), labels, writers."""
     xs, ys, writers = [], [], []
     for path in paths:
-        with (gzip.open(path, "rt") if path.suffix == ".gz" else open(path)) as f:
+        with gzip.open(path, "rt") if path.suffix == ".gz" else open(path) as f:
             shard = json.load(f)
         for user in shard["users"]:
             ud = shard["user_data"][user]
@@ -241,8 +281,7 @@ def read_split(name: str, split: str, paths: dict[str, Path]) -> tuple[dict, np.
         cols = {"label": lab["labels"]}
     elif spec.kind == "cifar100":
         images, lab = _read_cifar(files, ("fine_labels", "coarse_labels"))
-        cols = {"label": lab["fine_labels"], "fine_label": lab["fine_labels"],
-                "coarse_label": lab["coarse_labels"]}
+        cols = {"label": lab["fine_labels"], "fine_label": lab["fine_labels"], "coarse_label": lab["coarse_labels"]}
     elif spec.kind == "leaf":
         images, labels, writers = _read_leaf(files)
         cols = {"label": labels, "writer": writers}
@@ -278,8 +317,12 @@ def ingest(name: str, data_root, out_dir, verify: bool = True, fetch: bool = Fal
     counts, summary = [], {"dataset": name, "data_root": str(root), "md5": md5s, "splits": {}}
     for split in SPLITS:
         cols, images = read_split(name, split, by_rel)
-        meta = {"dataset": name, "split": split, "polarity": "ink_high" if images.shape[-1] == 1 else "rgb",
-                "label_names": names}
+        meta = {
+            "dataset": name,
+            "split": split,
+            "polarity": "ink_high" if images.shape[-1] == 1 else "rgb",
+            "label_names": names,
+        }
         write_table(image_table(cols, images, meta), out_dir / f"{split}.parquet")
         label_col = "coarse_label" if "coarse_label" in cols else None
         frame = pd.DataFrame({"label": cols["label"]})
@@ -288,8 +331,11 @@ def ingest(name: str, data_root, out_dir, verify: bool = True, fetch: bool = Fal
         c = frame.value_counts().rename("count").reset_index()
         c.insert(0, "split", split)
         counts.append(c)
-        summary["splits"][split] = {"images": len(images), "shape": list(images.shape[1:]),
-                                    "classes": int(frame["label"].nunique())}
+        summary["splits"][split] = {
+            "images": len(images),
+            "shape": list(images.shape[1:]),
+            "classes": int(frame["label"].nunique()),
+        }
         if "writer" in cols:
             summary["splits"][split]["writers"] = len(set(cols["writer"]))
         log.info("%s/%s: %d images %s", name, split, len(images), images.shape[1:])

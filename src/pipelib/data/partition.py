@@ -23,10 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .seeding import rng
-
-SCHEMES = ("iid", "writer", "subclass", "dirichlet")
-TEST_SOURCES = ("test_split", "split_range", "writer_holdout")
+from ..seeding import rng
+from ..vocab import SCHEMES, SPLITS, TEST_SOURCES
 
 
 @dataclass
@@ -65,7 +63,9 @@ def task_records(split_frames: dict[str, pd.DataFrame], split_images: dict[str, 
     return Pool(pd.concat(frames, ignore_index=True), np.concatenate(images))
 
 
-def hold_out_test(pool: Pool, test: dict, seed: int, exclude: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def hold_out_test(
+    pool: Pool, test: dict, seed: int, exclude: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Split pool rows into (test rows, private rows) by the scenario's test rule.
 
     ``test_split``: the test split is the test set, the train split the private pool;
@@ -113,15 +113,18 @@ def deal(frame: pd.DataFrame, scenario: dict, seed: int) -> list[np.ndarray]:
     elif scheme == "subclass":
         parts = _by_subclass(frame, scenario["subclass_column"], n_parties, r)
     elif scheme == "dirichlet":
-        parts = _by_dirichlet(frame["label"].to_numpy(), n_parties, scenario["alpha"],
-                              scenario.get("min_records", 1), r)
+        parts = _by_dirichlet(
+            frame["label"].to_numpy(), n_parties, scenario["alpha"], scenario.get("min_records", 1), r
+        )
     else:
         raise ValueError(f"unknown scheme {scheme!r}; allowed: {', '.join(SCHEMES)}")
     parts = [np.sort(np.asarray(p, dtype=np.int64)) for p in parts]
     empty = [i for i, p in enumerate(parts) if len(p) == 0]
     if empty:
-        raise ValueError(f"scheme {scheme!r} left parties {empty} with no records "
-                         f"({len(frame)} records for {n_parties} parties); use fewer parties")
+        raise ValueError(
+            f"scheme {scheme!r} left parties {empty} with no records "
+            f"({len(frame)} records for {n_parties} parties); use fewer parties"
+        )
     return parts
 
 
@@ -169,30 +172,37 @@ def _by_dirichlet(labels, n_parties, alpha, min_records, r, attempts=1000):
                 parts[p].extend(chunk.tolist())
         if min(map(len, parts)) >= min_records:
             return parts
-    raise ValueError(f"dirichlet(alpha={alpha}) gave some party fewer than {min_records} records in "
-                     f"{attempts} draws; raise alpha or lower min_records")
+    raise ValueError(
+        f"dirichlet(alpha={alpha}) gave some party fewer than {min_records} records in "
+        f"{attempts} draws; raise alpha or lower min_records"
+    )
 
 
 def summarize(frame: pd.DataFrame, test_rows: np.ndarray, parts: list[np.ndarray], n_classes: int) -> dict:
     """Counts per role and per party (records, classes, writers) for the partition's summary.json."""
+
     def describe(rows):
         f = frame.iloc[rows]
-        d = {"n": int(len(rows)),
-             "class_counts": np.bincount(f["label"].to_numpy(), minlength=n_classes).tolist()}
+        d = {"n": int(len(rows)), "class_counts": np.bincount(f["label"].to_numpy(), minlength=n_classes).tolist()}
         if "writer" in f:
             d["writers"] = int(f["writer"].nunique())
         return d
 
     sizes = [len(p) for p in parts]
-    return {"test": describe(test_rows), "parties_detail": [describe(p) for p in parts],
-            "party_n": sizes, "party_n_min": int(min(sizes)), "party_n_max": int(max(sizes))}
+    return {
+        "test": describe(test_rows),
+        "parties_detail": [describe(p) for p in parts],
+        "party_n": sizes,
+        "party_n_min": int(min(sizes)),
+        "party_n_max": int(max(sizes)),
+    }
 
 
 # ----------------------------------------------------------------------------- stage entry points
 
+
 def _read_splits(data_dir) -> tuple[dict, dict, dict]:
-    from .ingest import SPLITS
-    from .io import read_images
+    from ..io import read_images
 
     frames, images, meta = {}, {}, {}
     for split in SPLITS:
@@ -207,9 +217,8 @@ def make_partition(name: str, scenario: dict, task: dict, seed: int, private_dir
     ``test`` (held-out test set with pixels), ``public`` (index table of the public pool) and
     ``summary`` (JSON counts).  Party tables are written by :func:`extract_party`.
     """
-    import pyarrow.parquet as pq
 
-    from .io import image_table, write_json, write_table
+    from ..io import image_table, write_json, write_table
 
     frames, images, meta = _read_splits(private_dir)
     pool = task_records(frames, images, task)
@@ -235,15 +244,37 @@ def make_partition(name: str, scenario: dict, task: dict, seed: int, private_dir
     write_table(_plain_table(assignment, {**common, "role": "assignment"}), out["assignment"])
 
     test = pool.frame.iloc[test_rows]
-    write_table(image_table({c: test[c].to_numpy() for c in test.columns}, pool.images[test_rows],
-                            {**common, "role": "test", "polarity": meta.get("polarity")}), out["test"])
+    write_table(
+        image_table(
+            {c: test[c].to_numpy() for c in test.columns},
+            pool.images[test_rows],
+            {**common, "role": "test", "polarity": meta.get("polarity")},
+        ),
+        out["test"],
+    )
 
-    write_table(_plain_table(public, {"scenario": name, "dataset": scenario["public"], "role": "public",
-                                      "source": f"{public_dir}/{public['split'].iloc[0]}.parquet"}), out["public"])
+    write_table(
+        _plain_table(
+            public,
+            {
+                "scenario": name,
+                "dataset": scenario["public"],
+                "role": "public",
+                "source": f"{public_dir}/{public['split'].iloc[0]}.parquet",
+            },
+        ),
+        out["public"],
+    )
 
-    summary = {"scenario": name, **{k: v for k, v in scenario.items() if k != "nfdp"}, "seed": seed,
-               "task_classes": names, "public_n": len(public), "pool_n": int(len(pool.frame)),
-               **summarize(pool.frame, test_rows, parts, n_classes)}
+    summary = {
+        "scenario": name,
+        **{k: v for k, v in scenario.items() if k != "nfdp"},
+        "seed": seed,
+        "task_classes": names,
+        "public_n": len(public),
+        "pool_n": int(len(pool.frame)),
+        **summarize(pool.frame, test_rows, parts, n_classes),
+    }
     write_json(summary, out["summary"])
     return summary
 
@@ -256,7 +287,7 @@ def public_rows(public_dir, spec: dict) -> pd.DataFrame:
     stop = spec.get("stop", len(frame))
     if stop > len(frame):
         raise ValueError(f"public_rows stop={stop} exceeds the {len(frame)} rows of the {spec['split']} split")
-    frame = frame.iloc[spec.get("start", 0):stop].reset_index(drop=True)
+    frame = frame.iloc[spec.get("start", 0) : stop].reset_index(drop=True)
     frame.insert(0, "split", spec["split"])
     return frame
 
@@ -266,7 +297,7 @@ def _plain_table(frame: pd.DataFrame, meta: dict):
 
     import pyarrow as pa
 
-    from .io import META_KEY
+    from ..io import META_KEY
 
     table = pa.Table.from_pandas(frame, preserve_index=False)
     return table.replace_schema_metadata({META_KEY: json.dumps(meta, sort_keys=True).encode()})
@@ -276,7 +307,7 @@ def extract_party(assignment_path, private_dir, party: int, out_path) -> int:
     """Write party ``party``'s private records (with pixels) as its own table; returns its n."""
     import pyarrow.parquet as pq
 
-    from .io import image_table, table_meta, write_table
+    from ..io import image_table, table_meta, write_table
 
     meta = table_meta(assignment_path)
     assignment = pq.read_table(assignment_path).to_pandas()
@@ -293,7 +324,12 @@ def extract_party(assignment_path, private_dir, party: int, out_path) -> int:
         cols.append(f)
         parts.append(images[split][at])
     frame = pd.concat(cols, ignore_index=True)
-    write_table(image_table({c: frame[c].to_numpy() for c in frame.columns}, np.concatenate(parts),
-                            {**meta, "role": "party", "party": party, "polarity": data_meta.get("polarity")}),
-                out_path)
+    write_table(
+        image_table(
+            {c: frame[c].to_numpy() for c in frame.columns},
+            np.concatenate(parts),
+            {**meta, "role": "party", "party": party, "polarity": data_meta.get("polarity")},
+        ),
+        out_path,
+    )
     return len(frame)

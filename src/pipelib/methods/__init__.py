@@ -1,0 +1,1 @@
+"""Methods: pre-training, FedMD rounds, the centralized baseline and the distillation stage."""

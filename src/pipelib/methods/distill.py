@@ -1,0 +1,245 @@
+"""The distillation stage shared by teacher-based methods (reverse k-NN; LDP-DL and PATE to come):
+
+    teacher answers (a party's job, its own data only)
+      -> privatize: local mechanism inside the party's job (``party_release``), or central mechanism in
+         a trusted curator's job over the parties' raw answers (``party_answers`` -> ``curate``)
+      -> aggregate (a server job that reads only privatized releases)
+      -> labels for the public set (server) -> a student trained on them (server) -> a result row.
+
+Teachers are looked up by the kind that starts their spec (``rknn-hog-s20-k1``), mechanisms by name
+in :mod:`pipelib.privacy.registry`.  Every job that privatizes writes its releases' guarantees beside
+its output; the aggregate carries the guarantee on to the student's result row.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import numpy as np
+import pyarrow.parquet as pq
+import torch
+
+from ..io import read_json, save_npy, write_json, write_table
+from ..privacy import Guarantee, delta_vacuous, read_releases, registry, release_row, write_releases
+from ..seeding import rng
+from .rknn import RknnTeacher
+
+log = logging.getLogger(__name__)
+
+TEACHERS = {RknnTeacher.kind: RknnTeacher}
+METHOD_NAMES = {"rknn": "reverse k-NN"}
+
+
+def teacher(spec: str):
+    """The teacher a spec names (``rknn-<encoder>-s<s>-k<k>``)."""
+    kind = spec.split("-", 1)[0]
+    if kind not in TEACHERS:
+        raise ValueError(f"unknown teacher {spec!r}; known kinds: {', '.join(TEACHERS)}")
+    return TEACHERS[kind].parse(spec)
+
+
+def _mechanism(spec: str, locality: str):
+    mech = registry.parse(spec)
+    if mech.locality != locality:
+        names = [n for n, c in registry.MECHANISMS.items() if c.locality == locality]
+        raise ValueError(f"{spec!r} is not a {locality} mechanism ({', '.join(names)})")
+    return mech
+
+
+def party_answers(*, teacher_spec: str, party_path, inputs: dict, out_npy) -> None:
+    """A party's raw answers (summed votes), for the trusted curator of a central mechanism only."""
+    save_npy(teacher(teacher_spec).answers(party_path, **inputs).counts(), out_npy)
+
+
+def party_release(
+    *,
+    teacher_spec: str,
+    mechanism: str,
+    party_path,
+    inputs: dict,
+    scenario: str,
+    party: int,
+    seed: int,
+    out_release,
+    out_guarantee,
+) -> None:
+    """A party's locally private release: each record's answer randomized on its own, then summed."""
+    t, mech = teacher(teacher_spec), _mechanism(mechanism, "local")
+    votes = t.answers(party_path, **inputs)
+    s, c = votes.shape
+    released = mech.release(votes.items, s * c, rng(seed, "ldp", mechanism, votes.k, party))
+    write_json(
+        {
+            "mechanism": mech.name,
+            "epsilon": mech.epsilon,
+            "k": votes.k,
+            "records": int(len(votes.items)),
+            "shape": [s, c],
+            "released": released.tolist(),
+        },
+        out_release,
+    )
+    write_releases(
+        [
+            release_row(
+                METHOD_NAMES[t.kind],
+                scenario,
+                str(out_release),
+                party,
+                mech.name,
+                mech.guarantee(votes.k),
+                n=int(len(votes.items)),
+                k=votes.k,
+                seed=seed,
+            )
+        ],
+        out_guarantee,
+    )
+
+
+def curate(
+    *, teacher_spec: str, mechanism: str, answer_paths: list, scenario: str, seed: int, out_release, out_guarantee
+) -> None:
+    """The trusted curator of a central mechanism: sums the parties' raw answers and privatizes the sum.
+    The server reads only this release."""
+    t, mech = teacher(teacher_spec), _mechanism(mechanism, "central")
+    total = sum(np.load(p) for p in answer_paths)
+    released = mech.release(total, t.k, rng(seed, "laplace", mechanism, t.k))
+    save_npy(released.astype(np.float64), out_release)
+    records = int(total.sum() // t.k)
+    write_releases(
+        [
+            release_row(
+                METHOD_NAMES[t.kind],
+                scenario,
+                str(out_release),
+                -1,
+                mech.name,
+                mech.guarantee(t.k),
+                n=records,
+                k=t.k,
+                seed=seed,
+            )
+        ],
+        out_guarantee,
+    )
+
+
+def aggregate(*, mechanism: str, release_paths: list, guarantee_paths: list, out_counts, out_summary) -> None:
+    """The server: the count estimate from privatized releases only (the curator's noisy sum as it is;
+    local reports summed and de-biased), and the guarantee the releases carry."""
+    mech = registry.parse(mechanism)
+    rows = [r for p in guarantee_paths for r in read_releases(p)]
+    if mech.locality == "central":
+        (path,) = release_paths
+        counts = np.load(path)
+    else:
+        answers = [read_json(p) for p in release_paths]
+        released = sum(np.asarray(a["released"], dtype=np.float64) for a in answers)
+        n = sum(a["records"] for a in answers)
+        counts = mech.estimate(released, n, answers[0]["k"]).reshape(answers[0]["shape"])
+    worst = max(rows, key=lambda r: (r["epsilon"], r["delta"]))
+    save_npy(counts, out_counts)
+    write_json(
+        {
+            "mechanism": mechanism,
+            "records": int(sum(r["n"] for r in rows)) if mech.locality == "local" else int(rows[0]["n"]),
+            "guarantee": Guarantee.from_row(worst).row(),
+            "releases": len(rows),
+        },
+        out_summary,
+    )
+
+
+def label(*, teacher_spec: str, counts_npy, inputs: dict, out_labels) -> None:
+    """The server: labels for the public set from the aggregated counts."""
+    write_table(teacher(teacher_spec).labels(np.load(counts_npy), **inputs), out_labels)
+
+
+def student(
+    *,
+    teacher_spec: str,
+    scenario: str,
+    labels_path,
+    summary_path,
+    public_index,
+    public_data,
+    test_path,
+    settings: dict,
+    device: str,
+    threads: int,
+    seed: int,
+    preset: str,
+    out_result,
+    out_model,
+    label_accuracy: bool = True,
+    checkpoint=None,
+) -> dict:
+    """The server trains a student on the privately labelled public set; its result row carries the
+    guarantee of the releases behind the labels, Acc_pl (label accuracy) and Acc_pc (test accuracy)."""
+    from ..data.loaders import load_labelled, load_public_pool
+    from ..schema import result_row
+    from ..seeding import torch_seed
+    from ..train import loop
+    from ..train.checkpoint import clear_checkpoint, fingerprint
+    from ..train.models import build, optimizer
+    from ..train.supervised import TrainSettings, save_model, train_supervised
+
+    t = teacher(teacher_spec)
+    loop.set_threads(threads)
+    dev = loop.pick_device(device)
+    labels = pq.read_table(labels_path).to_pandas()
+    summary = read_json(summary_path)
+    x_pub, pub_meta = load_public_pool(public_index, public_data, dev)
+    x_test, y_test, meta = load_labelled(test_path, dev)
+    y_pub = torch.as_tensor(labels["label"].to_numpy().astype(np.int64), device=dev)
+    acc_pl = None
+    if label_accuracy:  # evaluation only: the public set's true labels, in the same label space
+        truth = pq.read_table(public_index, columns=["label"]).column("label").to_numpy()
+        acc_pl = float((labels["label"].to_numpy() == truth).mean())
+    gen = loop.seed_everything(torch_seed(seed, "student"))
+    model = loop.prepare(build(settings["arch"], x_pub.shape[1:], len(meta["task_classes"])), dev)
+    train = TrainSettings.from_config(settings)
+    t0 = time.perf_counter()
+    train_supervised(
+        model,
+        optimizer(model, train.lr),
+        x_pub,
+        y_pub,
+        train,
+        gen,
+        name="student",
+        evaluate=lambda m: {"test_accuracy": loop.accuracy(m, x_test, y_test)},
+        checkpoint=checkpoint,
+        fingerprint=fingerprint("student", str(labels_path), settings, seed),
+    )
+    save_model(model, out_model, scenario=scenario, teacher=teacher_spec, mechanism=summary["mechanism"])
+    guarantee = Guarantee.from_row(summary["guarantee"])
+    row = result_row(
+        guarantee,
+        method=METHOD_NAMES[t.kind],
+        scenario=scenario,
+        public_dataset=pub_meta["dataset"],
+        private_dataset=meta["dataset"],
+        mechanism=registry.parse(summary["mechanism"]).name,
+        delta_vacuous=delta_vacuous(guarantee.delta, summary["records"]),
+        accuracy=loop.accuracy(model, x_test, y_test),
+        label_accuracy=acc_pl,
+        n=summary["records"],
+        parties=None,
+        teacher=teacher_spec,
+        encoder=t.encoder,
+        s=t.s,
+        k=t.k,
+        queries=int(labels["cluster"].max() + 1),
+        public_n=len(x_pub),
+        test_n=len(x_test),
+        wall_seconds=time.perf_counter() - t0,
+        **loop.where(dev),
+        seed=seed,
+        preset=preset,
+    )
+    write_json(row, out_result)
+    clear_checkpoint(checkpoint)
+    return row

@@ -1,0 +1,472 @@
+"""FedMD with NFDP (paper 002, Algorithm 1), its baselines, and the privacy boundary in code.
+
+* A :class:`Party` holds its model, its optimizer and its *own* training records (its NFDP sample,
+  or all its records for FedMD-NP / FedMD-LDP).  It sees public images and the server's
+  aggregate; it releases answers (logits, softmax or one-hot argmax) on the round's public subset,
+  with Gaussian noise when it runs FedMD-LDP.
+* The :class:`Server` draws the public subset of each round and averages the answers it receives;
+  it holds no private record and no model.
+
+One job runs all parties and the server in one process (:class:`FedMD`, a protocol of the shared
+round runner); the boundary is kept in code: a party's methods touch only its own records, the
+server's only the answers.
+
+Algorithm 1: each party trains T1 epochs on its records (initialization); the server draws a public
+subset and aggregates the parties' answers on it; then for R rounds every party digests the
+aggregate for T2 epochs, revisits its records for T3 epochs and answers the next subset.  The last
+round's answers would feed nothing, so they are not released (and not counted by the accountant).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from ..seeding import rng
+from ..train import loop
+from ..vocab import ANSWERS
+from .rounds import run_rounds
+
+log = logging.getLogger(__name__)
+
+DIGEST_LOSS = {"logits": loop.l1, "softmax": loop.soft_ce, "argmax": loop.soft_ce}
+
+
+@dataclass
+class Schedule:
+    """Algorithm 1's knobs."""
+
+    rounds: int  # R
+    public_per_round: int  # |X_p| per round
+    init_epochs: int  # T1
+    digest_epochs: int  # T2
+    revisit_epochs: int  # T3
+    init_batch: int
+    digest_batch: int
+    revisit_batch: int
+    predict_batch: int = 1024
+
+    @classmethod
+    def from_config(cls, cfg: dict) -> "Schedule":
+        return cls(**{k: cfg[k] for k in cls.__dataclass_fields__ if k in cfg})
+
+
+class Party:
+    """One party: its model and optimizer, and its own records (x, y) only."""
+
+    def __init__(
+        self,
+        pid: int,
+        model,
+        opt,
+        x: torch.Tensor,
+        y: torch.Tensor,
+        answer: str,
+        gen: torch.Generator,
+        noise_sigma: float = 0.0,
+        noise_gen: torch.Generator | None = None,
+    ):
+        if answer not in ANSWERS:
+            raise ValueError(f"unknown answer type {answer!r}; allowed: {', '.join(ANSWERS)}")
+        if noise_sigma > 0 and answer == "logits":
+            raise ValueError("Gaussian answers need bounded answers: use softmax or argmax, not logits")
+        self.pid, self.model, self.opt, self.x, self.y = pid, model, opt, x, y
+        self.answer_type, self.gen = answer, gen
+        self.noise_sigma, self.noise_gen = noise_sigma, noise_gen
+
+    def train_own(self, epochs: int, batch: int) -> dict:
+        """Train on the party's own records (initialization and revisit)."""
+        return loop.fit(self.model, self.opt, self.x, self.y, loop.hard_ce, epochs, batch, self.gen)
+
+    def digest(self, x_public: torch.Tensor, consensus: torch.Tensor, epochs: int, batch: int) -> dict:
+        """Move towards the server's aggregate on the public subset."""
+        return loop.fit(
+            self.model, self.opt, x_public, consensus, DIGEST_LOSS[self.answer_type], epochs, batch, self.gen
+        )
+
+    def answer(self, x_public: torch.Tensor, batch: int) -> torch.Tensor:
+        """The released answers on a public subset (noised for FedMD-LDP)."""
+        logits = loop.predict(self.model, x_public, batch)
+        if self.answer_type == "logits":
+            out = logits
+        elif self.answer_type == "softmax":
+            out = F.softmax(logits, dim=1)
+        else:
+            out = F.one_hot(logits.argmax(1), logits.shape[1]).float()
+        if self.noise_sigma > 0:
+            noise = torch.randn(out.shape, generator=self.noise_gen).to(out.device)
+            out = out + self.noise_sigma * noise
+        return out
+
+    def accuracy(self, x_test: torch.Tensor, y_test: torch.Tensor, batch: int, outputs=None) -> float:
+        return loop.accuracy(self.model, x_test, y_test, batch, outputs)
+
+    def state(self) -> dict:
+        return {
+            "model": self.model.state_dict(),
+            "opt": self.opt.state_dict(),
+            "gen": self.gen.get_state(),
+            "noise_gen": self.noise_gen.get_state() if self.noise_gen is not None else None,
+        }
+
+    def restore(self, saved: dict) -> None:
+        self.model.load_state_dict(saved["model"])
+        self.opt.load_state_dict(saved["opt"])
+        self.gen.set_state(saved["gen"])
+        if self.noise_gen is not None:
+            self.noise_gen.set_state(saved["noise_gen"])
+
+
+def project_simplex(v: torch.Tensor) -> torch.Tensor:
+    """Euclidean projection of each row onto the probability simplex (Duchi et al. 2008)."""
+    u, _ = torch.sort(v, dim=1, descending=True)
+    css = u.cumsum(1) - 1
+    ks = torch.arange(1, v.shape[1] + 1, device=v.device, dtype=v.dtype)
+    rho = ((u - css / ks) > 0).sum(1, keepdim=True)
+    theta = css.gather(1, rho - 1) / rho.to(v.dtype)
+    return (v - theta).clamp_min(0)
+
+
+class Server:
+    """Draws each round's public subset and averages the answers; sees nothing else."""
+
+    def __init__(self, n_public: int, per_round: int, answer: str, seed: int):
+        if per_round > n_public:
+            raise ValueError(f"public_per_round={per_round} exceeds the public pool of {n_public} images")
+        self.n_public, self.per_round, self.answer_type, self.seed = n_public, per_round, answer, seed
+
+    def draw(self, t: int) -> np.ndarray:
+        """Indices of round t's public subset (without replacement)."""
+        return np.sort(rng(self.seed, "public-subset", t).choice(self.n_public, self.per_round, replace=False))
+
+    def aggregate(self, answers: list[torch.Tensor]) -> torch.Tensor:
+        """The average of the answers (paper 002's f_Aggreg).  Probability answers are projected back
+        onto the simplex, a no-op for clean answers and a post-processing of noisy (LDP) ones."""
+        mean = torch.stack(answers).mean(0)
+        return mean if self.answer_type == "logits" else project_simplex(mean)
+
+
+class FedMD:
+    """Algorithm 1 as a round protocol: round 0 initializes every party and collects the first
+    consensus; round t digests it, revisits, and collects the next one (none after the last round)."""
+
+    def __init__(
+        self,
+        parties: list[Party],
+        server: Server,
+        x_public: torch.Tensor,
+        x_test: torch.Tensor,
+        y_test: torch.Tensor,
+        schedule: Schedule,
+        task_outputs: tuple[int, int],
+    ):
+        self.parties, self.server, self.x_public = parties, server, x_public
+        self.x_test, self.y_test, self.s, self.task_outputs = x_test, y_test, schedule, task_outputs
+        self.rounds = schedule.rounds
+        self.consensus: torch.Tensor | None = None
+
+    def _subset(self, t: int) -> torch.Tensor:
+        return self.x_public[torch.from_numpy(self.server.draw(t)).to(self.x_public.device)]
+
+    def play(self, t: int) -> None:
+        s = self.s
+        if t == 0:
+            for p in self.parties:
+                p.train_own(s.init_epochs, s.init_batch)
+        else:
+            x_round = self._subset(t - 1)
+            for p in self.parties:
+                p.digest(x_round, self.consensus, s.digest_epochs, s.digest_batch)
+                p.train_own(s.revisit_epochs, s.revisit_batch)
+        if t < self.rounds:  # round t's answers on subset t feed round t + 1
+            x_next = self._subset(t)
+            self.consensus = self.server.aggregate([p.answer(x_next, s.predict_batch) for p in self.parties])
+        else:
+            self.consensus = None
+
+    def evaluate(self, t: int) -> list[dict]:
+        """Each party's test accuracy on the private task (argmax over ``task_outputs``) and FedMD's
+        figure (argmax over all outputs)."""
+        b = self.s.predict_batch
+        return [
+            {
+                "round": t,
+                "party": p.pid,
+                "arch": p.model.arch.name,
+                "accuracy": p.accuracy(self.x_test, self.y_test, b, self.task_outputs),
+                "accuracy_any_class": p.accuracy(self.x_test, self.y_test, b),
+            }
+            for p in self.parties
+        ]
+
+    def state(self) -> dict:
+        return {
+            "parties": [p.state() for p in self.parties],
+            "consensus": None if self.consensus is None else self.consensus.cpu(),
+        }
+
+    def restore(self, state: dict) -> None:
+        for p, saved in zip(self.parties, state["parties"]):
+            p.restore(saved)
+        c = state["consensus"]
+        self.consensus = None if c is None else c.to(self.x_public.device)
+
+    def describe(self, rows: list[dict]) -> str:
+        accs = [r["accuracy"] for r in rows]
+        return f"mean accuracy {float(np.mean(accs)):.4f}, parties {' '.join(f'{a:.3f}' for a in accs)}"
+
+
+def run(
+    parties: list[Party],
+    server: Server,
+    x_public: torch.Tensor,
+    x_test: torch.Tensor,
+    y_test: torch.Tensor,
+    schedule: Schedule,
+    task_outputs: tuple[int, int],
+    checkpoint=None,
+    fingerprint: str = "",
+    on_round=None,
+) -> list[dict]:
+    """Algorithm 1 on the round runner.  Returns one row per (round, party): round 0 is after initialization."""
+    protocol = FedMD(parties, server, x_public, x_test, y_test, schedule, task_outputs)
+    return run_rounds(protocol, checkpoint, fingerprint, on_round)
+
+
+def releases(schedule: Schedule) -> int:
+    """Answer vectors one party releases over a run: R rounds of |X_p| queries (the last round's
+    answers are never sent)."""
+    return schedule.rounds * schedule.public_per_round
+
+
+def summarize(history: list[dict], n_parties: int) -> dict:
+    """Final accuracy: mean and standard deviation over parties after the last round."""
+    last = max(h["round"] for h in history)
+    final = [h for h in history if h["round"] == last]
+    assert len(final) == n_parties
+    acc = np.array([h["accuracy"] for h in final])
+    return {
+        "accuracy": float(acc.mean()),
+        "accuracy_std": float(acc.std(ddof=0)),
+        "accuracy_min": float(acc.min()),
+        "accuracy_max": float(acc.max()),
+        "accuracy_any_class": float(np.mean([h["accuracy_any_class"] for h in final])),
+        "rounds": int(last),
+    }
+
+
+def noise_for(schedule: Schedule, epsilon: float, delta: float) -> float:
+    """sigma that makes all of a party's released answers (epsilon, delta)-DP."""
+    from ..privacy.gaussian import gaussian_sigma
+
+    if not math.isfinite(epsilon) or epsilon <= 0:
+        raise ValueError(f"FedMD-LDP needs a finite target epsilon > 0, got {epsilon}")
+    return gaussian_sigma(epsilon, delta, releases(schedule))
+
+
+# ------------------------------------------------------------------------------------ stage entry
+
+
+def parse_method(method: str) -> tuple[str, str | None, int | None]:
+    """'np' -> ('np', None, None); 'nfdp-with_replacement-k16' -> ('nfdp', 'with_replacement', 16)."""
+    if method == "np":
+        return "np", None, None
+    kind, sampling, k = method.split("-")
+    return kind, sampling, int(k[1:])
+
+
+def worst_party(ledger_path) -> dict:
+    """The NFDP ledger row of the party with the weakest guarantee (the smallest n): the row's claim."""
+    import pandas as pd
+
+    ledger = pd.read_csv(ledger_path)
+    return ledger.sort_values(["epsilon", "delta"], ascending=False, kind="stable").iloc[0].to_dict()
+
+
+def run_row(
+    *,
+    scenario: str,
+    method: str,
+    answer: str,
+    party_paths: list,
+    models: dict,
+    public_index,
+    public_data,
+    test_path,
+    n_public_classes: int,
+    cfg: dict,
+    seed: int,
+    preset: str,
+    out: dict,
+    checkpoint=None,
+    ledger_path=None,
+) -> dict:
+    """One FedMD row (``np``, ``nfdp-...`` or ``ldp-...``): run Algorithm 1 and write its result row, the
+    per-round accuracies, the parties' final models and (FedMD-LDP) the guarantees of their answers.
+
+    ``party_paths[i]`` is the only private data party i ever sees: its NFDP sample (nfdp) or all its
+    records (np, ldp).  ``models`` maps architecture -> pre-trained model file.  ``out`` names the
+    outputs: result, rounds, models, releases.
+    """
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from ..data.loaders import load_labelled, load_public_pool
+    from ..io import write_json, write_table
+    from ..privacy import NO_PRIVACY, Guarantee, delta_vacuous, gaussian, release_row, write_releases
+    from ..schema import result_row
+    from ..seeding import torch_seed
+    from ..train.checkpoint import clear_checkpoint, fingerprint
+    from ..train.models import optimizer
+    from ..train.supervised import load_model
+    from .rounds import wall_seconds
+
+    kind, _, _ = parse_method(method)
+    loop.set_threads(cfg["threads"])
+    dev = loop.pick_device(cfg["device"])
+    schedule = Schedule.from_config(cfg)
+    x_pub, pub_meta = load_public_pool(public_index, public_data, dev)
+    x_test, y_test, test_meta = load_labelled(test_path, dev, offset=n_public_classes)
+    n_classes = n_public_classes + len(test_meta["task_classes"])
+    archs = [cfg["architectures"][i % len(cfg["architectures"])] for i in range(len(party_paths))]
+    ns = [pq.read_metadata(p).num_rows for p in party_paths]  # records each party trains on
+
+    extra = {
+        "k": min(ns),
+        "n": min(ns),
+        "sampling": None,
+        "sigma": None,
+        "epsilon_log10": math.inf,
+        "target_epsilon": None,
+        "matched_k": None,
+    }
+    guarantee, sigma, vacuous = NO_PRIVACY, 0.0, True
+    if kind == "nfdp":  # the parties' samples are the releases; the row carries the worst party's record
+        worst = worst_party(ledger_path)
+        guarantee, vacuous = Guarantee.from_row(worst), bool(worst["delta_vacuous"])
+        extra.update(
+            k=int(worst["k"]),
+            n=int(worst["n"]),
+            sampling=worst["sampling"],
+            epsilon_log10=float(worst["epsilon_log10"]),
+        )
+    elif kind == "ldp":  # calibrated to the (epsilon, delta) of the matching NFDP row
+        target = worst_party(ledger_path)
+        sigma = noise_for(schedule, float(target["epsilon"]), float(target["delta"]))
+        guarantee = gaussian.guarantee(sigma, releases(schedule), float(target["delta"]))
+        vacuous = delta_vacuous(guarantee.delta, min(ns))
+        extra.update(
+            sigma=sigma,
+            epsilon_log10=guarantee.epsilon / math.log(10),
+            target_epsilon=float(target["epsilon"]),
+            matched_k=int(target["k"]),
+        )
+
+    train_seed = torch_seed(seed, "fedmd", scenario, method, answer)
+    loop.seed_everything(train_seed)
+    parties = []
+    for i, (path, arch) in enumerate(zip(party_paths, archs)):
+        x, y, _ = load_labelled(path, dev, offset=n_public_classes)
+        model = load_model(models[arch], dev, n_classes)
+        gen = torch.Generator().manual_seed(torch_seed(seed, "party-shuffle", scenario, method, i))
+        noise_gen = torch.Generator().manual_seed(torch_seed(seed, "ldp-noise", scenario, method, i))
+        parties.append(
+            Party(i, model, optimizer(model, cfg["lr"]), x, y, answer, gen, noise_sigma=sigma, noise_gen=noise_gen)
+        )
+    server = Server(len(x_pub), schedule.public_per_round, answer, seed=torch_seed(seed, "server", scenario))
+    log.info(
+        "%s %s (%s answers): %d parties %s, %d private records each (min), %d public, %d test, device %s",
+        scenario,
+        method,
+        answer,
+        len(parties),
+        archs,
+        min(ns),
+        len(x_pub),
+        len(x_test),
+        dev,
+    )
+
+    fp = fingerprint(scenario, method, answer, cfg, seed, [str(p) for p in party_paths], train_seed)
+    history = run(
+        parties,
+        server,
+        x_pub,
+        x_test,
+        y_test,
+        schedule,
+        (n_public_classes, n_classes),
+        checkpoint=checkpoint,
+        fingerprint=fp,
+    )
+    rounds = pd.DataFrame(history).assign(scenario=scenario, method=method, answer=answer)
+    write_table(pa.Table.from_pandas(rounds, preserve_index=False), out["rounds"])
+    _save_parties(parties, archs, out["models"])
+    write_releases(
+        [
+            release_row(
+                "FedMD-LDP",
+                scenario,
+                f"{out['result'].rsplit('/', 1)[0]}#party-{p.pid}",
+                p.pid,
+                "gaussian",
+                guarantee,
+                n=n,
+                sigma=sigma,
+                seed=seed,
+            )
+            for p, n in zip(parties, ns)
+        ]
+        if kind == "ldp"
+        else [],
+        out["releases"],
+    )
+    row = result_row(
+        guarantee,
+        method={"np": "FedMD-NP", "nfdp": "FedMD-NFDP", "ldp": "FedMD-LDP"}[kind],
+        scenario=scenario,
+        public_dataset=pub_meta["dataset"],
+        private_dataset=test_meta["dataset"],
+        mechanism={"np": "none", "nfdp": f"nfdp-{extra['sampling']}", "ldp": "gaussian"}[kind],
+        delta_vacuous=vacuous,
+        **summarize(history, len(parties)),
+        **extra,
+        parties=len(parties),
+        answer=answer,
+        archs=archs,
+        releases_per_party=releases(schedule),
+        public_per_round=schedule.public_per_round,
+        wall_seconds=wall_seconds(history),
+        **loop.where(dev),
+        seed=seed,
+        preset=preset,
+        run=method,
+    )
+    write_json(row, out["result"])
+    clear_checkpoint(checkpoint)
+    log.info("final accuracy %.4f +- %.4f in %.0f s", row["accuracy"], row["accuracy_std"], row["wall_seconds"])
+    return row
+
+
+def _save_parties(parties: list[Party], archs: list[str], path) -> None:
+    """The parties' final models, one file: {arch, in_shape, n_classes, state_dict} per party."""
+    from ..io import atomic_path
+
+    state = [
+        {
+            "party": p.pid,
+            "arch": a,
+            "in_shape": p.model.in_shape,
+            "n_classes": p.model.n_classes,
+            "state_dict": {k: v.cpu() for k, v in p.model.state_dict().items()},
+        }
+        for p, a in zip(parties, archs)
+    ]
+    with atomic_path(path) as tmp:
+        torch.save(state, tmp)

@@ -1,0 +1,162 @@
+"""Reverse k-NN labeling (paper 003, Algorithm 1 with T = 1) as a teacher of the distillation stage.
+
+Queries are k-means centers of the public embeddings (``cluster``); every private record votes, with
+its label, for its k nearest queries (:meth:`RknnTeacher.answers`, in its party's job); the votes are
+privatized by a registered mechanism (central Laplace by a trusted curator, or locally per record by
+randomized response or Collision); the server labels each query by the argmax of the noisy counts and
+every public sample inherits its cluster's label (:meth:`RknnTeacher.labels`).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from dataclasses import dataclass
+
+import faiss
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..io import save_npy, table_meta, write_table
+from ..seeding import rng
+
+log = logging.getLogger(__name__)
+
+
+# ------------------------------------------------------------------------------ clustering and votes
+
+
+def kmeans_pp_init(x: np.ndarray, s: int, generator: np.random.Generator) -> np.ndarray:
+    """k-means++ seeding (Arthur & Vassilvitskii): each next center drawn with probability ~ D(x)^2."""
+    centers = [x[generator.integers(len(x))]]
+    d2 = ((x - centers[0]) ** 2).sum(1)
+    for _ in range(1, s):
+        c = x[generator.choice(len(x), p=d2 / d2.sum())] if d2.sum() > 0 else x[generator.integers(len(x))]
+        centers.append(c)
+        d2 = np.minimum(d2, ((x - c) ** 2).sum(1))
+    return np.stack(centers).astype(np.float32)
+
+
+def kmeans(x: np.ndarray, s: int, seed: int, niter: int = 25) -> tuple[np.ndarray, np.ndarray]:
+    """Cluster ``x`` into s groups: k-means++ seeding, then faiss k-means (Lloyd) from those seeds.
+
+    Returns (centers, cluster id of every row)."""
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    if s > len(x):
+        raise ValueError(f"cannot make s={s} clusters of {len(x)} public samples")
+    init = kmeans_pp_init(x, s, rng(seed, "kmeans++"))
+    km = faiss.Kmeans(
+        x.shape[1],
+        s,
+        niter=niter,
+        seed=seed,
+        verbose=False,
+        min_points_per_centroid=1,
+        max_points_per_centroid=max(256, len(x)),
+    )
+    km.train(x, init_centroids=init)
+    _, assign = km.index.search(x, 1)
+    return km.centroids.copy(), assign[:, 0].astype(np.int32)
+
+
+def nearest_queries(embeddings: np.ndarray, centers: np.ndarray, k: int) -> np.ndarray:
+    """Indices of each record's k nearest queries (exact L2 search with faiss)."""
+    index = faiss.IndexFlatL2(centers.shape[1])
+    index.add(np.ascontiguousarray(centers, dtype=np.float32))
+    _, nn = index.search(np.ascontiguousarray(embeddings, dtype=np.float32), k)
+    return nn
+
+
+def vote_counts(neighbours: np.ndarray, labels: np.ndarray, s: int, n_classes: int) -> np.ndarray:
+    """a[l, c] = number of records with label c that have query l among their k nearest."""
+    counts = np.zeros((s, n_classes), dtype=np.int64)
+    np.add.at(counts, (neighbours, labels[:, None]), 1)
+    return counts
+
+
+def item_sets(neighbours: np.ndarray, labels: np.ndarray, n_classes: int) -> np.ndarray:
+    """Each record's voted cells (query, label) as flat item ids l * C + c: the BSVS item sets."""
+    return neighbours * n_classes + labels[:, None]
+
+
+def cluster(public_npy, s: int, seed: int, niter: int, out_centers, out_assign) -> None:
+    """Stage entry: queries = k-means centers of the public embeddings; every public row keeps its cluster id."""
+    x = np.load(public_npy)
+    t0 = time.perf_counter()
+    centers, assign = kmeans(x, s, seed, niter)
+    sizes = np.bincount(assign, minlength=s)
+    log.info(
+        "k-means: %d x %d -> %d clusters in %.1f s; cluster sizes %d..%d",
+        len(x),
+        x.shape[1],
+        s,
+        time.perf_counter() - t0,
+        sizes.min(),
+        sizes.max(),
+    )
+    save_npy(centers, out_centers)
+    write_table(pa.table({"row": np.arange(len(x), dtype=np.int32), "cluster": assign}), out_assign)
+
+
+# ---------------------------------------------------------------------------------------- the teacher
+
+
+@dataclass(frozen=True)
+class Votes:
+    """A party's answers: every record's set of k voted cells of the (queries x classes) count matrix."""
+
+    items: np.ndarray  # (records, k) flat cell ids l * C + c
+    shape: tuple[int, int]  # (queries s, task classes C)
+
+    @property
+    def k(self) -> int:
+        return int(self.items.shape[1])
+
+    def counts(self) -> np.ndarray:
+        """The party's summed votes (what the trusted curator of the central model receives)."""
+        s, c = self.shape
+        return np.bincount(self.items.ravel(), minlength=s * c).reshape(s, c).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class RknnTeacher:
+    """The teacher ``rknn-<encoder>-s<s>-k<k>``: k nearest of s queries in the encoder's space."""
+
+    encoder: str
+    s: int
+    k: int
+    kind = "rknn"
+    PATTERN = re.compile(r"rknn-(?P<encoder>[a-z][a-z0-9_]*)-s(?P<s>[1-9][0-9]*)-k(?P<k>[1-9][0-9]*)")
+
+    @classmethod
+    def parse(cls, spec: str) -> "RknnTeacher":
+        m = cls.PATTERN.fullmatch(spec)
+        if not m:
+            raise ValueError(f"bad reverse k-NN teacher {spec!r}; expected rknn-<encoder>-s<s>-k<k>")
+        return cls(m["encoder"], int(m["s"]), int(m["k"]))
+
+    @property
+    def spec(self) -> str:
+        return f"rknn-{self.encoder}-s{self.s}-k{self.k}"
+
+    def answers(self, party_path, embeddings_npy, centers_npy) -> Votes:
+        """A party's votes, from its own table and its own embeddings (in its own job)."""
+        labels = pq.read_table(party_path, columns=["label"]).column("label").to_numpy().astype(np.int64)
+        n_classes = len(table_meta(party_path)["task_classes"])
+        centers = np.load(centers_npy)
+        nn = nearest_queries(np.load(embeddings_npy), centers, self.k)
+        return Votes(item_sets(nn, labels, n_classes), (len(centers), n_classes))
+
+    def labels(self, counts: np.ndarray, assign_path) -> pa.Table:
+        """The server: each query's label is the argmax of its noisy counts; public rows inherit their cluster's."""
+        query_label = counts.argmax(1).astype(np.int16)
+        assign = pq.read_table(assign_path).to_pandas()
+        return pa.table(
+            {
+                "row": assign["row"].to_numpy(),
+                "cluster": assign["cluster"].to_numpy(),
+                "label": query_label[assign["cluster"].to_numpy()],
+            }
+        )

@@ -1,0 +1,131 @@
+"""NFDP (paper 002): a party that trains only on a random subsample of k of its n private records
+is (epsilon, delta)-DP with respect to its records, whatever it releases afterwards
+(post-processing), so the guarantee does not grow with queries or rounds.
+
+* Theorem 1, sampling without replacement: (ln((n+1)/(n+1-k)), k/n).
+* Theorem 2, sampling with replacement:    (k ln((n+1)/n), 1 - ((n-1)/n)^k).
+
+Natural logarithms, as the theorems state.  The paper's printed Table 2 uses log10 for epsilon;
+``epsilon_log10`` reproduces that convention for comparison only.  Adjacency is add/remove-one
+record (the proofs' D' = D u {u}).  Values are computed with log1p/expm1 so that tiny k/n keeps
+full precision.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from ..vocab import SAMPLINGS
+from . import Adjacency, Guarantee, delta_vacuous
+
+WITH_REPLACEMENT, WITHOUT_REPLACEMENT = SAMPLINGS
+THEOREM = {WITHOUT_REPLACEMENT: "paper 002 Theorem 1", WITH_REPLACEMENT: "paper 002 Theorem 2"}
+UNIT = "one record of the party's private data"
+
+
+class EpsDelta(NamedTuple):
+    """An (epsilon, delta) pair."""
+
+    epsilon: float
+    delta: float
+
+
+def draw(n: int, k: int, sampling: str, generator: np.random.Generator) -> np.ndarray:
+    """The mechanism: row positions of a size-k sample of range(n), a uniform k-subset or k uniform draws
+    with replacement.  These are exactly the samplers Theorems 1 and 2 analyse (fixed size k, not Poisson).
+    """
+    if sampling == WITHOUT_REPLACEMENT:
+        if k > n:
+            raise ValueError(f"cannot draw k={k} records without replacement from n={n}")
+        return generator.choice(n, size=k, replace=False)
+    if sampling == WITH_REPLACEMENT:
+        return generator.integers(0, n, size=k)
+    raise ValueError(f"unknown sampling {sampling!r}; allowed: {', '.join(SAMPLINGS)}")
+
+
+def _check(n: int, k: int, sampling: str) -> None:
+    if sampling not in SAMPLINGS:
+        raise ValueError(f"unknown sampling {sampling!r}; allowed: {', '.join(SAMPLINGS)}")
+    if int(n) != n or n < 1:
+        raise ValueError(f"n (the party's private set size) must be a positive integer, got {n!r}")
+    if int(k) != k or k < 0:
+        raise ValueError(f"k (the subsample size) must be a non-negative integer, got {k!r}")
+    if sampling == WITHOUT_REPLACEMENT and k > n:
+        raise ValueError(f"sampling without replacement needs k <= n, got k={k} > n={n}")
+
+
+def nfdp(n: int, k: int, sampling: str) -> EpsDelta:
+    """The (epsilon, delta) of NFDP for a party with n records that trains on a k-subsample."""
+    _check(n, k, sampling)
+    if k == 0:
+        return EpsDelta(0.0, 0.0)
+    if sampling == WITHOUT_REPLACEMENT:  # Theorem 1
+        return EpsDelta(-math.log1p(-k / (n + 1)), k / n)
+    # Theorem 2; for n == 1 the only record is always drawn: delta = 1.
+    delta = 1.0 if n == 1 else -math.expm1(k * math.log1p(-1.0 / n))
+    return EpsDelta(k * math.log1p(1.0 / n), delta)
+
+
+def epsilon_log10(n: int, k: int, sampling: str) -> float:
+    """Theorem 1/2's epsilon with log10 instead of ln: the convention of paper 002's printed Table 2."""
+    return nfdp(n, k, sampling).epsilon / math.log(10.0)
+
+
+def max_k(n: int, epsilon: float, delta: float, sampling: str) -> int:
+    """Largest k whose NFDP guarantee meets the target: epsilon(k) <= epsilon and delta(k) <= delta.
+
+    Both epsilon and delta grow with k, so the answer is the smaller of the two closed-form
+    bounds, checked against the forward formulas (so float rounding can never overshoot).
+    """
+    _check(n, 0, sampling)
+    if not (epsilon >= 0) or not (0 <= delta <= 1):
+        raise ValueError(f"target needs epsilon >= 0 and 0 <= delta <= 1, got ({epsilon!r}, {delta!r})")
+    if sampling == WITHOUT_REPLACEMENT:
+        bound = min(n, (n + 1) * -math.expm1(-epsilon) if math.isfinite(epsilon) else n, n * delta)
+    else:
+        by_eps = epsilon / math.log1p(1.0 / n)
+        if delta >= 1:
+            by_delta = math.inf
+        elif n == 1:
+            by_delta = 0.0
+        else:
+            by_delta = math.log1p(-delta) / math.log1p(-1.0 / n)
+        bound = min(by_eps, by_delta)
+        if not math.isfinite(bound):
+            raise ValueError("with replacement, epsilon=inf and delta=1 admit every k: no largest k")
+
+    def meets(k: int) -> bool:
+        g = nfdp(n, k, sampling)
+        return g.epsilon <= epsilon and g.delta <= delta
+
+    k = max(0, math.floor(bound))
+    while k > 0 and not meets(k):
+        k -= 1
+    while (sampling == WITH_REPLACEMENT or k < n) and meets(k + 1):
+        k += 1
+    return k
+
+
+def guarantee(n: int, k: int, sampling: str) -> Guarantee:
+    """The record of a party's NFDP sample: Theorem 1/2 for a party of n records drawing k.
+
+    The sample is drawn once; everything the party does afterwards is post-processing, so this one
+    release covers all of its answers and rounds.  ``delta_vacuous`` is true for every k >= 1: delta is
+    the chance that a given record is in the sample, which is at least 1/n."""
+    g = nfdp(n, k, sampling)
+    return Guarantee(g.epsilon, g.delta, Adjacency.ADD_REMOVE_ONE, UNIT, THEOREM[sampling], 1)
+
+
+def ledger_extras(n: int, k: int, sampling: str) -> dict:
+    """The NFDP-specific columns of a ledger row: n, k, sampling, log10 epsilon, vacuity."""
+    g = nfdp(n, k, sampling)
+    return {
+        "n": int(n),
+        "k": int(k),
+        "sampling": sampling,
+        "epsilon_log10": g.epsilon / math.log(10.0),
+        "delta_vacuous": delta_vacuous(g.delta, n),
+    }

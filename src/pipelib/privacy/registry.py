@@ -1,0 +1,155 @@
+"""The distillation stage's privacy mechanisms, registered by name.
+
+A mechanism is *central* (a trusted curator applies it to the sum of the parties' raw answers) or
+*local* (each party applies it to each of its records' answers before anything leaves the party;
+the server turns the summed reports into an unbiased estimate).  A new mechanism is one registered
+class here plus its tests; the rules find it through :func:`parse`.
+
+Answers are vote counts: a record votes with its label for its k nearest queries, so its answer is a
+set of k cells of a (queries x classes) matrix (``items``: one row of cell ids per record).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import ClassVar
+
+import numpy as np
+
+from . import NO_PRIVACY, Guarantee, laplace, local
+
+MECHANISMS: dict[str, type["Mechanism"]] = {}
+_SPEC = re.compile(r"(?P<name>[a-z]+)(-eps(?P<eps>[0-9.]+))?")
+
+
+def register(cls):
+    MECHANISMS[cls.name] = cls
+    return cls
+
+
+class Mechanism:
+    """A privacy mechanism at budget ``epsilon`` (pure epsilon-DP for one labeling round)."""
+
+    name: ClassVar[str]
+    locality: ClassVar[str]  # "central" or "local"
+
+    def __init__(self, epsilon: float = math.inf):
+        if not epsilon > 0:
+            raise ValueError(f"mechanism {self.name!r} needs epsilon > 0, got {epsilon}")
+        self.epsilon = float(epsilon)
+
+    @property
+    def spec(self) -> str:
+        """The mechanism's path component: ``none`` or ``<name>-eps<epsilon>``."""
+        return self.name if math.isinf(self.epsilon) else f"{self.name}-eps{self.epsilon!r}"
+
+    def guarantee(self, k: int) -> Guarantee:
+        raise NotImplementedError
+
+
+class CentralMechanism(Mechanism):
+    locality = "central"
+
+    def release(self, counts: np.ndarray, k: int, generator: np.random.Generator) -> np.ndarray:
+        """The curator's release of the summed counts."""
+        raise NotImplementedError
+
+
+class LocalMechanism(Mechanism):
+    locality = "local"
+
+    def release(self, items: np.ndarray, domain: int, generator: np.random.Generator) -> np.ndarray:
+        """A party's summed reports: every record (row of ``items``) randomized on its own."""
+        raise NotImplementedError
+
+    def estimate(self, released: np.ndarray, n_records: int, k: int) -> np.ndarray:
+        """The server's unbiased count estimate from all parties' summed reports."""
+        raise NotImplementedError
+
+
+@register
+class NoNoise(CentralMechanism):
+    """The non-private reference: the exact counts."""
+
+    name = "none"
+
+    def release(self, counts, k, generator):
+        return counts
+
+    def guarantee(self, k):
+        return NO_PRIVACY
+
+
+@register
+class Laplace(CentralMechanism):
+    """Laplace(2k/epsilon) on every cell of the summed counts (replace-one adjacency)."""
+
+    name = "laplace"
+
+    def release(self, counts, k, generator):
+        return laplace.laplace_counts(counts, self.epsilon, k, generator)
+
+    def guarantee(self, k):
+        return laplace.guarantee(self.epsilon, k)
+
+
+@register
+class RandomizedResponse(LocalMechanism):
+    """Every bit of a record's (queries x classes) vote vector flipped with probability 1/(e^(eps/2k)+1)."""
+
+    name = "rr"
+
+    def release(self, items, domain, generator):
+        bits = np.zeros((len(items), domain), dtype=bool)
+        np.put_along_axis(bits, items, True, axis=1)
+        return local.rr_release(bits, self.epsilon, items.shape[1], generator)
+
+    def estimate(self, released, n_records, k):
+        return local.rr_estimate(released, n_records, self.epsilon, k)
+
+    def guarantee(self, k):
+        return local.guarantee("rr", self.epsilon)
+
+
+@register
+class Collision(LocalMechanism):
+    """Wang et al.'s Collision mechanism on a record's set of k voted cells."""
+
+    name = "collision"
+
+    def release(self, items, domain, generator):
+        return local.collision_release(items, domain, self.epsilon, generator)
+
+    def estimate(self, released, n_records, k):
+        return local.collision_estimate(released, n_records, self.epsilon, k)
+
+    def guarantee(self, k):
+        return local.guarantee("collision", self.epsilon)
+
+
+def parse(spec: str) -> Mechanism:
+    """'none' -> the exact counts; 'laplace-eps0.1' -> Laplace at epsilon 0.1; errors name the known ones."""
+    m = _SPEC.fullmatch(spec)
+    if not m or m["name"] not in MECHANISMS:
+        raise ValueError(
+            f"unknown mechanism {spec!r}; allowed: {', '.join(MECHANISMS)} "
+            f"(as none or <name>-eps<epsilon>, e.g. laplace-eps0.1)"
+        )
+    cls = MECHANISMS[m["name"]]
+    if (m["eps"] is None) != (cls is NoNoise):
+        raise ValueError(f"mechanism {spec!r}: 'none' takes no epsilon, the others need -eps<epsilon>")
+    return cls() if m["eps"] is None else cls(float(m["eps"]))
+
+
+def _check_vocabulary() -> None:
+    from .. import vocab
+
+    central = tuple(n for n, c in MECHANISMS.items() if c.locality == "central")
+    local_ = tuple(n for n, c in MECHANISMS.items() if c.locality == "local")
+    assert central == vocab.CENTRAL_MECHANISMS and local_ == vocab.LOCAL_MECHANISMS, (
+        "pipelib.vocab must list the registered mechanisms"
+    )
+
+
+_check_vocabulary()

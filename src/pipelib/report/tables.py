@@ -1,0 +1,258 @@
+"""Report tables, assembled from stage outputs: each paper table is a view of the methods' result rows.
+
+One row per thing, self-describing columns; every privacy column comes from a guarantee record.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from ..io import read_json, write_csv
+from ..privacy import LEDGER_COLUMNS, read_releases
+from ..schema import RESULT_COLUMNS
+from . import paper
+
+
+def partition_table(summary_paths, out_path) -> pd.DataFrame:
+    """One row per (scenario, role, party): records, writers and class counts of every partition."""
+    rows = []
+    for path in summary_paths:
+        s = read_json(path)
+        base = {
+            "scenario": s["scenario"],
+            "public": s["public"],
+            "private": s["private"],
+            "task": s["task"],
+            "scheme": s["scheme"],
+            "parties": s["parties"],
+            "seed": s["seed"],
+        }
+        roles = [("test", -1, s["test"])] + [("party", i, p) for i, p in enumerate(s["parties_detail"])]
+        for role, party, d in roles:
+            rows.append(
+                {
+                    **base,
+                    "role": role,
+                    "party": party,
+                    "n": d["n"],
+                    "writers": d.get("writers"),
+                    "class_counts": " ".join(map(str, d["class_counts"])),
+                }
+            )
+    table = pd.DataFrame(rows)
+    write_csv(table, out_path)
+    return table
+
+
+def privacy_ledger(release_paths, out_path, preset: str) -> pd.DataFrame:
+    """Every privatized release of every method, one row each, with its guarantee.  ``release_paths``:
+    the release files the privatizing jobs wrote (JSON lists of rows) or ledgers collecting them (CSV)."""
+    rows = [
+        r
+        for p in release_paths
+        for r in (pd.read_csv(p).to_dict("records") if str(p).endswith(".csv") else read_releases(p))
+    ]
+    table = pd.DataFrame(rows, columns=list(LEDGER_COLUMNS)) if not rows else pd.DataFrame(rows)
+    table = table[[c for c in LEDGER_COLUMNS if c in table] + [c for c in table if c not in LEDGER_COLUMNS]]
+    for c in ("party", "releases", "n", "k", "seed"):
+        if c in table:
+            table[c] = table[c].astype("Int64")
+    table["preset"] = preset
+    write_csv(table, out_path)
+    return table
+
+
+def result_rows(paths) -> pd.DataFrame:
+    """Result rows (one JSON object per file) as a frame in schema order."""
+    rows = [read_json(p) for p in paths]
+    frame = pd.DataFrame(rows)
+    return frame[[c for c in RESULT_COLUMNS if c in frame] + [c for c in frame if c not in RESULT_COLUMNS]]
+
+
+def compare(result_paths, out_csv) -> pd.DataFrame:
+    """results/compare.csv: every result row of every method that was run, in the common schema."""
+    table = result_rows(result_paths)
+    for c in table:
+        if table[c].map(lambda v: isinstance(v, (list, dict))).any():
+            table[c] = table[c].map(lambda v: " ".join(map(str, v)) if isinstance(v, list) else v)
+    write_csv(table, out_csv)
+    return table
+
+
+TABLE2_COLUMNS = [
+    "dataset",
+    "method",
+    "k",
+    "n",
+    "sampling",
+    "epsilon",
+    "delta",
+    "epsilon_log10",
+    "delta_vacuous",
+    "sigma",
+    "accuracy",
+    "accuracy_std",
+    "accuracy_any_class",
+    "paper_k",
+    "paper_accuracy",
+    "paper_epsilon",
+    "paper_delta",
+    "preset",
+    "seed",
+    "scenario",
+    "answer",
+    "rounds",
+    "public_per_round",
+    "wall_seconds",
+    "matched_k",
+    "adjacency",
+    "protected_unit",
+    "accountant",
+    "releases",
+    "device",
+    "hardware",
+]
+METHOD_ORDER = {"FedMD-NP": 0, "Centralized": 1, "FedMD-NFDP": 2, "FedMD-LDP": 3}
+
+
+def _printed(printed) -> dict:
+    return {
+        "paper_accuracy": round(printed[0] / 100, 4) if printed else None,
+        "paper_epsilon": printed[1] if printed else None,
+        "paper_delta": printed[2] if printed else None,
+    }
+
+
+def table2(datasets: dict, fedmd: dict, centralized: dict, out_csv, out_rounds, rounds_paths: dict) -> pd.DataFrame:
+    """results/table2.csv (one row per dataset, method, k) beside paper 002's printed values, and the
+    per-round, per-party accuracies (Figure 3).
+
+    ``datasets``: the config's table2 section (+ party_archs); ``fedmd``: (dataset, run) -> result row path;
+    ``centralized``: (dataset, arch) -> result row path; ``rounds_paths``: like ``fedmd``, rounds tables.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from ..io import write_table
+
+    rows, rounds = [], []
+    for (label, run), path in fedmd.items():
+        r = read_json(path)
+        paper_k = datasets[label].get("paper_k", {}).get(r["k"], r["k"]) if r["method"] == "FedMD-NFDP" else None
+        printed = paper.table2(label, r["method"], paper_k)
+        rows.append({**r, "dataset": label, "paper_k": paper_k if printed else None, **_printed(printed)})
+        rounds.append(
+            pq.read_table(rounds_paths[(label, run)]).to_pandas().assign(dataset=label, method=r["method"], k=r["k"])
+        )
+    # Centralized: each party's architecture trained on the pooled data; averaged like the other rows.
+    for label, spec in datasets.items():
+        per_arch = {arch: read_json(p) for (lab, arch), p in centralized.items() if lab == label}
+        if not per_arch:
+            continue
+        accs = np.array([per_arch[a]["accuracy"] for a in spec["party_archs"]])
+        first = next(iter(per_arch.values()))
+        printed = paper.table2(label, "Centralized", None)
+        rows.append(
+            {
+                **{
+                    k: first[k]
+                    for k in (
+                        "epsilon",
+                        "delta",
+                        "adjacency",
+                        "protected_unit",
+                        "accountant",
+                        "releases",
+                        "delta_vacuous",
+                        "preset",
+                        "seed",
+                        "device",
+                        "hardware",
+                    )
+                },
+                "dataset": label,
+                "method": "Centralized",
+                "k": first["n"],
+                "n": first["n"],
+                "sampling": None,
+                "epsilon_log10": math.inf,
+                "sigma": None,
+                "accuracy": float(accs.mean()),
+                "accuracy_std": float(accs.std()),
+                "accuracy_any_class": float(np.mean([per_arch[a]["accuracy_any_class"] for a in spec["party_archs"]])),
+                "paper_k": None,
+                **_printed(printed),
+                "scenario": spec["scenario"],
+                "answer": None,
+                "rounds": None,
+                "public_per_round": None,
+                "wall_seconds": float(sum(v["wall_seconds"] for v in per_arch.values())),
+            }
+        )
+    table = pd.DataFrame(rows)
+    table = table.sort_values(
+        ["dataset", "method", "k"], key=lambda c: c.map(METHOD_ORDER) if c.name == "method" else c, kind="stable"
+    )
+    table = (
+        table.assign(_d=table["dataset"].map({d: i for i, d in enumerate(datasets)}))
+        .sort_values("_d", kind="stable")
+        .drop(columns="_d")
+    )
+    table = table[[c for c in TABLE2_COLUMNS if c in table]]
+    for c in ("k", "n", "paper_k", "rounds", "public_per_round", "matched_k"):
+        table[c] = table[c].astype("Int64")
+    write_csv(table, out_csv)
+    write_table(pa.Table.from_pandas(pd.concat(rounds, ignore_index=True), preserve_index=False), out_rounds)
+    return table
+
+
+TABLE_RKNN_COLUMNS = [
+    "dataset",
+    "scenario",
+    "encoder",
+    "s",
+    "k",
+    "mechanism",
+    "epsilon",
+    "delta",
+    "adjacency",
+    "label_accuracy",
+    "accuracy",
+    "paper_accuracy",
+    "paper_label_accuracy",
+    "n",
+    "accountant",
+    "protected_unit",
+    "preset",
+    "seed",
+    "queries",
+    "public_n",
+    "test_n",
+    "wall_seconds",
+    "device",
+    "hardware",
+]
+
+
+def table_rknn(labels: list[str], result_paths: list, out_csv) -> pd.DataFrame:
+    """results/table_rknn.csv: one row per configured reverse k-NN setting, beside paper 003's numbers.
+    ``labels[i]`` is the display name (the config row's ``dataset``) of ``result_paths[i]``."""
+    out = []
+    for label, path in zip(labels, result_paths):
+        r = read_json(path)
+        printed = paper.table_rknn(label, r["s"], r["mechanism"], float(r["epsilon"]))
+        out.append(
+            {
+                **r,
+                "dataset": label,
+                "paper_accuracy": round(printed[0] / 100, 4) if printed else None,
+                "paper_label_accuracy": round(printed[1] / 100, 4) if printed and printed[1] else None,
+            }
+        )
+    table = pd.DataFrame(out)
+    table = table[[c for c in TABLE_RKNN_COLUMNS if c in table]]
+    write_csv(table, out_csv)
+    return table

@@ -1,0 +1,80 @@
+"""Resumable training: a long job saves its state after every epoch (or round); started again after a
+kill or a cluster pre-emption, it continues from there with identical results.
+
+The checkpoint is not a Snakemake output: it survives a failed job and is deleted when the job
+finishes.  A fingerprint of everything that determines the run (its settings and pipelib's code)
+guards against resuming a run of another configuration, or continuing one with edited code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from .. import provenance
+from ..io import atomic_path
+
+log = logging.getLogger(__name__)
+
+
+def fingerprint(*parts) -> str:
+    """A short hash of everything that determines a run: ``parts`` and the pipelib source."""
+    payload = json.dumps([provenance.package_digest(), *parts], sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def save_checkpoint(path, fingerprint: str, **state) -> None:
+    """Atomically save ``state`` (tensors, state dicts, generator states, python values) and torch's RNG."""
+    if path is None:
+        return
+    with atomic_path(path) as tmp:
+        torch.save({"fingerprint": fingerprint, "torch_rng": torch.get_rng_state(), **state}, tmp)
+
+
+def load_checkpoint(path, fingerprint: str) -> dict | None:
+    """The state saved at ``path`` if it exists and was written for ``fingerprint`` (torch's RNG restored)."""
+    if path is None or not Path(path).exists():
+        return None
+    state = torch.load(path, map_location="cpu", weights_only=False)
+    if state.get("fingerprint") != fingerprint:
+        log.warning("ignoring checkpoint %s: written for another configuration", path)
+        return None
+    torch.set_rng_state(state["torch_rng"])
+    log.info("resuming from %s", path)
+    return state
+
+
+def clear_checkpoint(path) -> None:
+    if path is not None:
+        Path(path).unlink(missing_ok=True)
+
+
+def resumable_epochs(
+    epochs: int, checkpoint, fp: str, model: nn.Module, opt: torch.optim.Optimizer, gen: torch.Generator, history: list
+):
+    """Yield the epoch numbers still to run; after each one the caller's model, optimizer, shuffling
+    generator and ``history`` list are checkpointed.  Restores them first when resuming."""
+    state = load_checkpoint(checkpoint, fp)
+    start = 0
+    if state is not None:
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["opt"])
+        gen.set_state(state["gen"])
+        history[:] = state["history"]
+        start = state["epoch"]
+    for epoch in range(start, epochs):
+        yield epoch
+        save_checkpoint(
+            checkpoint,
+            fp,
+            model=model.state_dict(),
+            opt=opt.state_dict(),
+            gen=gen.get_state(),
+            history=history,
+            epoch=epoch + 1,
+        )

@@ -1,0 +1,26 @@
+"""Vocabularies, defined once: the config schema, the rules' wildcard constraints and the code use these.
+
+``config.schema.yaml`` refers to them as ``{$vocab: NAME}`` (see :func:`pipelib.config.schema`).
+"""
+
+DATASETS = ("mnist", "fashion_mnist", "cifar10", "cifar100", "femnist", "femnist_letters")
+SPLITS = ("train", "test")
+SCHEMES = ("iid", "writer", "subclass", "dirichlet")
+TEST_SOURCES = ("test_split", "split_range", "writer_holdout")
+LABEL_COLUMNS = ("label", "fine_label", "coarse_label")
+DEVICES = ("auto", "cpu", "cuda")
+
+# NFDP (paper 002): how a party draws its k records.
+SAMPLINGS = ("with_replacement", "without_replacement")
+# FedMD: what a party releases per public query (paper 002 Table 3).
+ANSWERS = ("logits", "softmax", "argmax")
+# FedMD rows: the method part of a row's path (np, nfdp-<sampling>-k<k>, ldp-<sampling>-k<k>).
+FEDMD_KINDS = ("np", "nfdp", "ldp")
+
+# Distillation-stage mechanisms: central ones run in the curator's job, local ones in each party's job.
+CENTRAL_MECHANISMS = ("none", "laplace")
+LOCAL_MECHANISMS = ("rr", "collision")
+MECHANISMS = CENTRAL_MECHANISMS + LOCAL_MECHANISMS
+# Distillation-stage teachers (what a party answers) and representation encoders.
+TEACHERS = ("rknn",)
+ENCODER_KINDS = ("hog", "simclr")

@@ -1,0 +1,167 @@
+# The distillation stage (reverse k-NN now; LDP-DL and PATE plug in the same way): a party's teacher
+# answers -> privatized (local: in the party's job; central: by the trusted curator) -> aggregated by
+# the server from privatized releases only -> labels for the public set -> a student -> a result row.
+# Paths: results/distill/{scenario}/{teacher}/{mech}/..., teacher = <kind>-<its parameters>.
+
+
+rule distill_answers:
+    input:
+        # a party's teacher reads its own table and its own derived files only
+        unpack(
+            lambda wc: {
+                "party": party_table(wc.scenario, wc.party),
+                **teacher_kind(wc)[0](wc),
+            }
+        ),
+    output:
+        "results/distill/{scenario}/{teacher}/answers/party-{party}.npy",
+    log:
+        "results/logs/distill_answers/{scenario}/{teacher}/party-{party}.log",
+    benchmark:
+        "results/benchmarks/distill_answers/{scenario}/{teacher}/party-{party}.tsv"
+    conda:
+        "../envs/pipelib.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        code=code("distill_answers.py"),
+    script:
+        "../scripts/distill_answers.py"
+
+
+rule distill_release:
+    input:
+        unpack(
+            lambda wc: {
+                "party": party_table(wc.scenario, wc.party),
+                **teacher_kind(wc)[0](wc),
+            }
+        ),
+    output:
+        release="results/distill/{scenario}/{teacher}/{lmech}/release/party-{party}.json",
+        guarantee="results/distill/{scenario}/{teacher}/{lmech}/release/party-{party}.guarantee.json",
+    log:
+        "results/logs/distill_release/{scenario}/{teacher}/{lmech}/party-{party}.log",
+    benchmark:
+        "results/benchmarks/distill_release/{scenario}/{teacher}/{lmech}/party-{party}.tsv"
+    conda:
+        "../envs/pipelib.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=10,
+    params:
+        code=code("distill_release.py"),
+        seed=lambda wc: scenario_seed(config, wc.scenario),
+    script:
+        "../scripts/distill_release.py"
+
+
+rule distill_curate:
+    input:
+        answers=lambda wc: [
+            f"{distill_dir(wc.scenario, wc.teacher)}/answers/party-{i}.npy"
+            for i in party_ids(wc.scenario)
+        ],
+    output:
+        release="results/distill/{scenario}/{teacher}/{cmech}/release/curated.npy",
+        guarantee="results/distill/{scenario}/{teacher}/{cmech}/release/curated.guarantee.json",
+    log:
+        "results/logs/distill_curate/{scenario}/{teacher}/{cmech}.log",
+    benchmark:
+        "results/benchmarks/distill_curate/{scenario}/{teacher}/{cmech}.tsv"
+    conda:
+        "../envs/pipelib.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        code=code("distill_curate.py"),
+        seed=lambda wc: scenario_seed(config, wc.scenario),
+    script:
+        "../scripts/distill_curate.py"
+
+
+rule distill_aggregate:
+    input:
+        unpack(aggregate_inputs),
+    output:
+        counts="results/distill/{scenario}/{teacher}/{mech}/counts.npy",
+        summary="results/distill/{scenario}/{teacher}/{mech}/aggregate.json",
+    log:
+        "results/logs/distill_aggregate/{scenario}/{teacher}/{mech}.log",
+    benchmark:
+        "results/benchmarks/distill_aggregate/{scenario}/{teacher}/{mech}.tsv"
+    conda:
+        "../envs/pipelib.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        code=code("distill_aggregate.py"),
+    script:
+        "../scripts/distill_aggregate.py"
+
+
+rule distill_label:
+    input:
+        unpack(
+            lambda wc: {
+                "counts": f"{distill_dir(wc.scenario, wc.teacher, wc.mech)}/counts.npy",
+                **teacher_kind(wc)[1](wc),
+            }
+        ),
+    output:
+        "results/distill/{scenario}/{teacher}/{mech}/labels.parquet",
+    log:
+        "results/logs/distill_label/{scenario}/{teacher}/{mech}.log",
+    benchmark:
+        "results/benchmarks/distill_label/{scenario}/{teacher}/{mech}.tsv"
+    conda:
+        "../envs/pipelib.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        code=code("distill_label.py"),
+    script:
+        "../scripts/distill_label.py"
+
+
+rule distill_student:
+    input:
+        unpack(public_inputs),
+        labels="results/distill/{scenario}/{teacher}/{mech}/labels.parquet",
+        summary="results/distill/{scenario}/{teacher}/{mech}/aggregate.json",
+        test="results/partitions/{scenario}/test.parquet",
+    output:
+        result="results/distill/{scenario}/{teacher}/{mech}/result.json",
+        model="results/distill/{scenario}/{teacher}/{mech}/student.pt",
+    log:
+        "results/logs/distill_student/{scenario}/{teacher}/{mech}.log",
+    benchmark:
+        "results/benchmarks/distill_student/{scenario}/{teacher}/{mech}.tsv"
+    conda:
+        "../envs/pipelib.yaml"
+    threads: RKNN["threads"]
+    resources:
+        mem_mb=8000,
+        runtime=RKNN["runtime"],
+        gpu=RKNN_GPUS,
+    params:
+        code=code("distill_student.py"),
+        settings=lambda wc: teacher_kind(wc)[2]["student"],
+        seed=lambda wc: scenario_seed(config, wc.scenario),
+        device=RKNN["device"],
+        preset=config["preset"],
+        # label accuracy needs public labels in the task's label space (same dataset)
+        same_labels=lambda wc: SCENARIOS[wc.scenario]["public"]
+        == SCENARIOS[wc.scenario]["private"],
+        checkpoint=lambda wc: f"{distill_dir(wc.scenario, wc.teacher, wc.mech)}/student.resume.pt",
+    script:
+        "../scripts/distill_student.py"

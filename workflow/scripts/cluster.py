@@ -1,0 +1,16 @@
+"""Rule cluster: the queries are k-means centers of the public embeddings."""
+
+from pipelib.logs import to_log
+
+to_log(snakemake.log[0])
+from pipelib.methods.rknn import cluster  # noqa: E402
+
+o = snakemake.output
+cluster(
+    snakemake.input[0],
+    int(snakemake.wildcards.s),
+    snakemake.params.seed,
+    snakemake.params.iterations,
+    o.centers,
+    o.assign,
+)

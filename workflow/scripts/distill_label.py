@@ -1,0 +1,14 @@
+"""Rule distill_label: the server labels the public set from the aggregate."""
+
+from pipelib.logs import to_log
+
+to_log(snakemake.log[0])
+from pipelib.methods.distill import label  # noqa: E402
+
+i = snakemake.input
+label(
+    teacher_spec=snakemake.wildcards.teacher,
+    counts_npy=i.counts,
+    inputs={k: v for k, v in i.items() if k != "counts"},
+    out_labels=snakemake.output[0],
+)

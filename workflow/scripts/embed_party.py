@@ -1,0 +1,16 @@
+"""Rule embed_party: a party embeds its own records with the public encoder."""
+
+from pipelib.logs import to_log
+
+to_log(snakemake.log[0])
+from pipelib.represent import embed_party  # noqa: E402
+
+p, i = snakemake.params, snakemake.input
+embed_party(
+    settings=p.settings,
+    party_path=i.party,
+    model_path=(i.model or [None])[0],
+    device=p.device,
+    threads=snakemake.threads,
+    out_npy=snakemake.output[0],
+)

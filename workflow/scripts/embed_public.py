@@ -1,0 +1,17 @@
+"""Rule embed_public: the public pool's embeddings (row i = row i of the partition's public index)."""
+
+from pipelib.logs import to_log
+
+to_log(snakemake.log[0])
+from pipelib.represent import embed_public  # noqa: E402
+
+p, i = snakemake.params, snakemake.input
+embed_public(
+    settings=p.settings,
+    public_index=i.public_index,
+    public_data=i.public_data,
+    model_path=(i.model or [None])[0],
+    device=p.device,
+    threads=snakemake.threads,
+    out_npy=snakemake.output[0],
+)

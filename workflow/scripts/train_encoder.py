@@ -1,0 +1,19 @@
+"""Rule train_encoder: fit an encoder on the scenario's public images only (no labels)."""
+
+from pipelib.logs import to_log
+
+to_log(snakemake.log[0])
+from pipelib.represent import train_encoder  # noqa: E402
+
+w, p, i = snakemake.wildcards, snakemake.params, snakemake.input
+train_encoder(
+    name=w.encoder,
+    settings=p.settings,
+    public_index=i.public_index,
+    public_data=i.public_data,
+    seed=p.seed,
+    device=p.device,
+    threads=snakemake.threads,
+    out_model=snakemake.output[0],
+    checkpoint=p.checkpoint,
+)
