@@ -24,3 +24,6 @@ rule all:
     default_target: True
     input:
         all_targets(),
+
+
+check_roles()  # every rule has a role in the threat model (pipelib.boundary.ROLES)

@@ -1,15 +1,11 @@
 """FedMD mechanics: models, the training loop, answers and their aggregation, LDP noise calibration,
 determinism and resuming after a kill."""
 
-import math
-
 import pytest
 import torch
-from scipy.stats import norm
 
 from pipelib.methods import fedmd
 from pipelib.methods.rounds import wall_seconds
-from pipelib.privacy import gaussian
 from pipelib.train import checkpoint, loop, models
 from pipelib.vocab import ANSWERS
 
@@ -153,26 +149,7 @@ def test_server_draws_are_fixed_per_round_and_bounded():
         fedmd.Server(10, 50, "softmax", seed=0)
 
 
-# ---------------------------------------------------------------------------- LDP calibration
-
-
-def exact_delta(eps, mu):
-    """Exact delta(eps) of a Gaussian mechanism with sensitivity/sigma = mu (Balle & Wang 2018)."""
-    return norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * norm.cdf(-eps / mu - mu / 2)
-
-
-@pytest.mark.parametrize(
-    "eps,delta,count", [(0.0438, 0.0429, 10000), (1.0, 1e-5, 1), (0.99, 0.63, 5000), (8.0, 1e-5, 100000)]
-)
-def test_sigma_from_accountant_meets_target_and_smaller_does_not(eps, delta, count):
-    sigma = gaussian.gaussian_sigma(eps, delta, count)
-    assert gaussian.gaussian_epsilon(sigma, count, delta) <= eps * (1 + 1e-9)
-    assert gaussian.gaussian_epsilon(sigma * 0.98, count, delta) > eps
-    # RDP is an upper bound: at sigma the exact (composed Gaussian) delta at eps is below the target...
-    mu = math.sqrt(count) * gaussian.PROBABILITY_SENSITIVITY / sigma
-    assert exact_delta(eps, mu) <= delta
-    # ...and not absurdly loose: noise half as large already breaks the target exactly.
-    assert exact_delta(eps, 2 * mu) > delta
+# ---------------------------------------------------------------------------- LDP answers
 
 
 def test_releases_count_the_rounds_that_are_sent():

@@ -146,7 +146,7 @@ def test_vacuous_flag():
 def test_guarantee_record_of_a_sample():
     g = nfdp_mod.guarantee(300, 60, WR)
     assert (g.epsilon, g.delta) == tuple(nfdp(300, 60, WR)) and g.releases == 1
-    assert g.accountant == "paper 002 Theorem 2" and g.adjacency == privacy.Adjacency.ADD_REMOVE_ONE
+    assert g.accountant == "paper 002 Theorem 2" and g.adjacency == privacy.Adjacency.REPLACE_ONE
     assert privacy.Guarantee.from_row(g.row()) == g
 
 
@@ -169,3 +169,60 @@ def test_max_k_bad_target():
         max_k(10, -1, 0.1, WR)
     with pytest.raises(ValueError, match="no largest k"):
         max_k(10, math.inf, 1.0, WR)
+
+
+# ----------------------------------------------------------------- adjacency: what the ledger assumes
+
+
+def _replace_one(records, k, outputs):
+    """Output distributions of sampling from D and from D with its first record replaced by 'v'."""
+    return outputs(records, k), outputs(["v", *records[1:]], k)
+
+
+@pytest.mark.parametrize("sampling,outputs", [(WOR, _wor_outputs), (WR, _wr_outputs)])
+@pytest.mark.parametrize("n,k", [(3, 1), (4, 2), (5, 3), (6, 2), (4, 4)])
+def test_guarantee_holds_under_replace_one_both_directions(sampling, outputs, n, k):
+    """The ledger publishes n, so it declares replace-one adjacency: D and D with one record replaced,
+    both of size n.  Only outputs holding the replaced record differ; their mass is exactly delta."""
+    p, q = _replace_one(list(range(n)), k, outputs)
+    g = nfdp(n, k, sampling)
+    assert _hockey_stick(p, q, g.epsilon) <= g.delta + 1e-12
+    assert _hockey_stick(q, p, g.epsilon) <= g.delta + 1e-12
+    assert _hockey_stick(p, q, 0.0) == pytest.approx(g.delta)  # even (0, delta)-DP, and no better
+
+
+@pytest.mark.parametrize("sampling,outputs", [(WOR, _wor_outputs), (WR, _wr_outputs)])
+@pytest.mark.parametrize("n,k", [(3, 1), (4, 2), (5, 3), (6, 2)])
+def test_guarantee_holds_for_d_against_d_minus_a_record(sampling, outputs, n, k):
+    """Add/remove the other way round: D (the party's n records) against D without one of them."""
+    d, d_minus = list(range(n)), list(range(1, n))
+    g = nfdp(n, k, sampling)
+    p, q = outputs(d, k), outputs(d_minus, k)
+    assert _hockey_stick(p, q, g.epsilon) <= g.delta + 1e-12
+    assert _hockey_stick(q, p, g.epsilon) <= g.delta + 1e-12
+
+
+@pytest.mark.parametrize("sampling,outputs", [(WOR, _wor_outputs), (WR, _wr_outputs)])
+def test_no_finite_epsilon_below_delta(sampling, outputs):
+    """Below the sample's delta no epsilon holds: the outputs holding a record are impossible without it."""
+    n, k = 5, 2
+    g = nfdp(n, k, sampling)
+    p, q = outputs(list(range(n)), k), outputs(list(range(1, n)), k)
+    assert _hockey_stick(p, q, 50.0) == pytest.approx(g.delta)  # whatever epsilon: delta stays
+    record = nfdp_mod.guarantee(n, k, sampling)
+    assert record.adjacency == privacy.Adjacency.REPLACE_ONE and record.curve == privacy.THRESHOLD
+    assert record.epsilon_at(g.delta) == g.epsilon and record.epsilon_at(g.delta * 0.999) == math.inf
+    assert record.epsilon_at(1e-5) == math.inf
+
+
+def test_epsilon_at_a_reference_delta_for_every_curve():
+    from pipelib.privacy import gaussian, laplace, local
+
+    assert laplace.guarantee(0.1, 1).epsilon_at(1e-5) == 0.1  # pure DP: the same epsilon at any delta
+    assert local.guarantee("rr", 0.4).epsilon_at(1e-9) == 0.4
+    assert privacy.NO_PRIVACY.epsilon_at(1e-5) == math.inf
+    g = gaussian.guarantee(915.0, 10000, 0.0431)
+    assert g.epsilon_at(0.0431) == pytest.approx(g.epsilon)
+    assert g.epsilon < g.epsilon_at(1e-5) < math.inf  # smaller delta, larger epsilon
+    row = privacy.with_reference_delta(g.row(), 1e-5)
+    assert row["delta_ref"] == 1e-5 and row["epsilon_at_delta_ref"] == g.epsilon_at(1e-5)

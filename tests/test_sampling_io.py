@@ -22,7 +22,7 @@ def party_file(tmp_path):
 
 def run(party_file, tmp_path, sampling, k, seed=0, tag="a"):
     out = {"sample": tmp_path / f"{tag}.parquet", "ledger": tmp_path / f"{tag}.json"}
-    row = sample_party(party_file, "s", 0, sampling, k, seed, out)
+    row = sample_party(party_file, {"scenario": "s", "sampling": sampling, "k": k, "party": 0}, seed, out)
     return pq.read_table(out["sample"]).to_pandas(), row
 
 
@@ -48,19 +48,10 @@ def test_sample_rows_carry_their_pixels(party_file, tmp_path):
 def test_ledger_columns_and_order(party_file, tmp_path):
     _, _ = run(party_file, tmp_path, "without_replacement", 5, tag="p0")
     ledger = write_ledger([tmp_path / "p0.json"], tmp_path / "ledger.csv")
-    assert list(ledger.columns[:11]) == [
-        "method",
-        "scenario",
-        "release",
-        "party",
-        "mechanism",
-        "epsilon",
-        "delta",
-        "adjacency",
-        "protected_unit",
-        "accountant",
-        "releases",
-    ]
+    from pipelib.privacy import LEDGER_COLUMNS
+
+    assert list(ledger.columns) == [c for c in LEDGER_COLUMNS if c in ledger]  # the ledger's column order
+    assert ledger.loc[0, "randomness"] == "seeded" and "rule" in ledger.loc[0, "release_key"]
     assert ledger.loc[0, "n"] == 40 and ledger.loc[0, "k"] == 5 and ledger.loc[0, "sampling"] == "without_replacement"
 
 

@@ -180,8 +180,7 @@ def train_encoder(
     *,
     name: str,
     settings: dict,
-    public_index,
-    public_data,
+    public_path,
     seed: int,
     device: str,
     threads: int,
@@ -191,19 +190,19 @@ def train_encoder(
     """Fit the encoder ``name`` (SimCLR) on the scenario's public images only (no labels)."""
     import logging
 
-    from .data.loaders import load_public_pool
+    from .data.loaders import load_public
     from .seeding import rng, torch_seed
     from .train.checkpoint import clear_checkpoint, fingerprint
 
     loop.set_threads(threads)
     dev = loop.pick_device(device)
-    x, _ = load_public_pool(public_index, public_data, dev)
+    x, _ = load_public(public_path, dev)
     limit = settings.get("max_images", 0)
     if 0 < limit < len(x):  # a seeded subset of the public pool (reduced presets)
         keep = np.sort(rng(seed, "simclr-subset", name).choice(len(x), limit, replace=False))
         x = x[torch.from_numpy(keep).to(dev)]
     gen = loop.seed_everything(torch_seed(seed, "simclr", name))
-    fp = fingerprint("simclr", name, settings, str(public_index), seed)
+    fp = fingerprint("simclr", name, settings, str(public_path), seed)
     model = train_simclr(
         x,
         settings["arch"],
@@ -229,16 +228,13 @@ def embed_images(images_u8: np.ndarray, settings: dict, model_path, device: str)
     return embed(loop.prepare(load_encoder(model_path), dev), loop.to_device(images_u8, dev))
 
 
-def embed_public(*, settings: dict, public_index, public_data, model_path, device: str, threads: int, out_npy) -> None:
+def embed_public(*, settings: dict, public_path, model_path, device: str, threads: int, out_npy) -> None:
     """Embed the public pool (row i of the output = row i of the partition's public index)."""
-    import pyarrow.parquet as pq
-
     from .io import read_images
 
     loop.set_threads(threads)
-    index = pq.read_table(public_index, columns=["index"]).column("index").to_numpy()
-    _, images, _ = read_images(public_data)
-    save_npy(embed_images(images[index], settings, model_path, device), out_npy)
+    _, images, _ = read_images(public_path)
+    save_npy(embed_images(images, settings, model_path, device), out_npy)
 
 
 def embed_party(*, settings: dict, party_path, model_path, device: str, threads: int, out_npy) -> None:

@@ -9,6 +9,8 @@ SCHEMES = ("iid", "writer", "subclass", "dirichlet")
 TEST_SOURCES = ("test_split", "split_range", "writer_holdout")
 LABEL_COLUMNS = ("label", "fine_label", "coarse_label")
 DEVICES = ("auto", "cpu", "cuda")
+# Where a mechanism's randomness comes from: derived from the seed (reproducible) or the OS (secret).
+RANDOMNESS = ("seeded", "entropy")
 
 # NFDP (paper 002): how a party draws its k records.
 SAMPLINGS = ("with_replacement", "without_replacement")

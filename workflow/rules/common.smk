@@ -6,6 +6,7 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 
 from pipelib import vocab
+from pipelib.boundary import rule_roles
 from pipelib.config import ConfigError, scenario_seed, validate
 from pipelib.data import ingest as raw
 from pipelib.provenance import code_digest
@@ -51,6 +52,17 @@ wildcard_constraints:
     lmech="(" + alternatives(vocab.LOCAL_MECHANISMS) + f")-eps{EPS}",
 
 
+def check_roles():
+    """Every rule plays a declared role in the threat model (pipelib.boundary.ROLES), or nothing runs."""
+    problems = rule_roles([r.name for r in workflow.rules])
+    if problems:
+        raise WorkflowError(
+            "; ".join(problems)
+            + ": add it with its role (dealer, party, curator, public, "
+            "server, federation, baseline, report)"
+        )
+
+
 def code(script):
     """params.code of every rule: a digest of workflow/scripts/<script> and of the pipelib modules it
     imports (transitively). Snakemake's code trigger sees only the script; with this param, editing a
@@ -86,6 +98,7 @@ def scenario_inputs(wildcards):
         "private_train": private["train"],
         "private_test": private["test"],
         "public_train": public["train"],
+        "public_test": public["test"],
     }
 
 
@@ -107,13 +120,10 @@ def party_table(scenario, party):
 
 
 def public_inputs(wildcards):
-    """The scenario's public pool: its index table and the ingested split it indexes."""
-    sc = SCENARIOS[wildcards.scenario]
-    split = sc.get("public_rows", {"split": "train"})["split"]
-    return {
-        "public_index": f"{partition_dir(wildcards.scenario)}/public.parquet",
-        "public_data": ingested(sc["public"])[split],
-    }
+    """The scenario's public pool (a table of the public rows only, with pixels): all the server's
+    jobs read of the public data, never an ingested table that may also hold private records.
+    """
+    return {"public": f"{partition_dir(wildcards.scenario)}/public.parquet"}
 
 
 def sample_dir(scenario, sampling, k):

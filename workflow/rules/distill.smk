@@ -55,6 +55,7 @@ rule distill_release:
     params:
         code=code("distill_release.py"),
         seed=lambda wc: scenario_seed(config, wc.scenario),
+        randomness=config["privacy"]["randomness"],
     script:
         "../scripts/distill_release.py"
 
@@ -81,6 +82,7 @@ rule distill_curate:
     params:
         code=code("distill_curate.py"),
         seed=lambda wc: scenario_seed(config, wc.scenario),
+        randomness=config["privacy"]["randomness"],
     script:
         "../scripts/distill_curate.py"
 

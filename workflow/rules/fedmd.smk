@@ -58,6 +58,10 @@ rule fedmd:
             SCENARIOS[wc.scenario]["public"]
         ).classes,
         seed=lambda wc: scenario_seed(config, wc.scenario),
+        # only FedMD-LDP draws noise in this job (NFDP's randomness is in its samples, an input)
+        randomness=lambda wc: (
+            config["privacy"]["randomness"] if wc.run.startswith("ldp") else "none"
+        ),
         preset=config["preset"],
         # progress is saved here after every round; a killed or pre-empted job resumes from it
         checkpoint=lambda wc: f"results/fedmd/{wc.scenario}/{wc.answer}/{wc.run}/resume.pt",

@@ -22,6 +22,7 @@ rule nfdp_sample:
     params:
         code=code("nfdp_sample.py"),
         seed=lambda wc: scenario_seed(config, wc.scenario),
+        randomness=config["privacy"]["randomness"],
     script:
         "../scripts/nfdp_sample.py"
 

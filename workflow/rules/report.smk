@@ -39,6 +39,7 @@ rule privacy_ledger:
         runtime=5,
     params:
         code=code("privacy_ledger.py"),
+        delta_ref=config["privacy"]["delta_ref"],
         preset=config["preset"],
     script:
         "../scripts/privacy_ledger.py"
@@ -64,6 +65,7 @@ rule table2:
         runtime=10,
     params:
         code=code("table2.py"),
+        delta_ref=config["privacy"]["delta_ref"],
         datasets={
             label: {**spec, "party_archs": party_archs(spec["scenario"])}
             for label, spec in TABLE2.items()
@@ -91,6 +93,7 @@ rule table_rknn:
         runtime=5,
     params:
         code=code("table_rknn.py"),
+        delta_ref=config["privacy"]["delta_ref"],
         labels=[row["dataset"] for row, _ in rknn_rows()],
     script:
         "../scripts/table_rknn.py"
@@ -113,6 +116,7 @@ rule compare:
         runtime=5,
     params:
         code=code("compare.py"),
+        delta_ref=config["privacy"]["delta_ref"],
     script:
         "../scripts/compare.py"
 

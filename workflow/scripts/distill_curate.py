@@ -3,15 +3,14 @@
 from pipelib.logs import to_log
 
 to_log(snakemake.log[0])
-from pipelib.methods.distill import curate  # noqa: E402
+from pipelib.methods.distill import curate
 
-w, o = snakemake.wildcards, snakemake.output
+o = snakemake.output
 curate(
-    teacher_spec=w.teacher,
-    mechanism=w.cmech,
+    release=dict(snakemake.wildcards),  # keys the mechanism's randomness: every wildcard of the job
     answer_paths=list(snakemake.input.answers),
-    scenario=w.scenario,
     seed=snakemake.params.seed,
     out_release=o.release,
     out_guarantee=o.guarantee,
+    randomness=snakemake.params.randomness,
 )

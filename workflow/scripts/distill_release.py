@@ -3,17 +3,15 @@
 from pipelib.logs import to_log
 
 to_log(snakemake.log[0])
-from pipelib.methods.distill import party_release  # noqa: E402
+from pipelib.methods.distill import party_release
 
-w, i, o = snakemake.wildcards, snakemake.input, snakemake.output
+i, o = snakemake.input, snakemake.output
 party_release(
-    teacher_spec=w.teacher,
-    mechanism=w.lmech,
+    release=dict(snakemake.wildcards),  # keys the mechanism's randomness: every wildcard of the job
     party_path=i.party,
     inputs={k: v for k, v in i.items() if k != "party"},
-    scenario=w.scenario,
-    party=int(w.party),
     seed=snakemake.params.seed,
     out_release=o.release,
     out_guarantee=o.guarantee,
+    randomness=snakemake.params.randomness,
 )

@@ -8,8 +8,7 @@ from pipelib.represent import embed_public  # noqa: E402
 p, i = snakemake.params, snakemake.input
 embed_public(
     settings=p.settings,
-    public_index=i.public_index,
-    public_data=i.public_data,
+    public_path=i.public,
     model_path=(i.model or [None])[0],
     device=p.device,
     threads=snakemake.threads,

@@ -3,17 +3,14 @@
 from pipelib.logs import to_log
 
 to_log(snakemake.log[0])
-from pipelib.methods.fedmd import run_row  # noqa: E402
+from pipelib.methods.fedmd import run_row
 
-w, p, i = snakemake.wildcards, snakemake.params, snakemake.input
+p, i = snakemake.params, snakemake.input
 run_row(
-    scenario=w.scenario,
-    method=w.run,
-    answer=w.answer,
+    release=dict(snakemake.wildcards),  # scenario, answer, run: keys FedMD-LDP's noise (with the party)
     party_paths=list(i.parties),
     models=dict(zip(p.archs, i.models)),
-    public_index=i.public_index,
-    public_data=i.public_data,
+    public_path=i.public,
     test_path=i.test,
     n_public_classes=p.n_public_classes,
     cfg={**p.fedmd, "threads": snakemake.threads},
@@ -22,4 +19,5 @@ run_row(
     out=dict(snakemake.output.items()),
     checkpoint=p.checkpoint,
     ledger_path=i.get("ledger"),
+    randomness=p.randomness,
 )

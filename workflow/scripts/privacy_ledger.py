@@ -5,4 +5,6 @@ from pipelib.logs import to_log
 to_log(snakemake.log[0])
 from pipelib.report.tables import privacy_ledger  # noqa: E402
 
-privacy_ledger(snakemake.input, snakemake.output[0], preset=snakemake.params.preset)
+privacy_ledger(
+    snakemake.input, snakemake.output[0], preset=snakemake.params.preset, delta_ref=snakemake.params.delta_ref
+)

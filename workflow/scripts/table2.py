@@ -14,4 +14,5 @@ table2(
     snakemake.output.csv,
     snakemake.output.rounds,
     dict(zip(rows, i.rounds)),
+    delta_ref=p.delta_ref,
 )

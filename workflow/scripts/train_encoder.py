@@ -9,8 +9,7 @@ w, p, i = snakemake.wildcards, snakemake.params, snakemake.input
 train_encoder(
     name=w.encoder,
     settings=p.settings,
-    public_index=i.public_index,
-    public_data=i.public_data,
+    public_path=i.public,
     seed=p.seed,
     device=p.device,
     threads=snakemake.threads,

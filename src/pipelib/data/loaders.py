@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pyarrow.parquet as pq
 import torch
 
 from ..io import read_images
@@ -17,8 +16,7 @@ def load_labelled(path, device, offset: int = 0):
     return to_device(images, device), y, meta
 
 
-def load_public_pool(index_path, data_path, device):
-    """The public images a scenario's server may query (the partition's public index table)."""
-    index = pq.read_table(index_path, columns=["index"]).column("index").to_numpy()
-    _, images, meta = read_images(data_path)
-    return to_device(images[index], device), meta
+def load_public(path, device):
+    """The public images a scenario's server may query (the partition's public table), on ``device``."""
+    _, images, meta = read_images(path)
+    return to_device(images, device), meta

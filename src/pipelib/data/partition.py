@@ -214,11 +214,13 @@ def make_partition(name: str, scenario: dict, task: dict, seed: int, private_dir
     """The dealer job: decide test/party membership for a scenario and write its shared tables.
 
     ``out`` names the outputs: ``assignment`` (who holds which record; indices only),
-    ``test`` (held-out test set with pixels), ``public`` (index table of the public pool) and
-    ``summary`` (JSON counts).  Party tables are written by :func:`extract_party`.
+    ``test`` (held-out test set with pixels), ``public`` (the public pool with pixels: the only image
+    table of the scenario's public data the server's jobs read, so that they never open a table that
+    also holds private records) and ``summary`` (JSON counts).  Party tables are written by
+    :func:`extract_party`.
     """
 
-    from ..io import image_table, write_json, write_table
+    from ..io import image_table, read_images, write_json, write_table
 
     frames, images, meta = _read_splits(private_dir)
     pool = task_records(frames, images, task)
@@ -253,14 +255,18 @@ def make_partition(name: str, scenario: dict, task: dict, seed: int, private_dir
         out["test"],
     )
 
+    source = f"{public_dir}/{public['split'].iloc[0]}.parquet"
+    _, public_images, public_meta = read_images(source)
     write_table(
-        _plain_table(
-            public,
+        image_table(
+            {c: public[c].to_numpy() for c in public.columns},
+            public_images[public["index"].to_numpy()],  # ingest writes index == row position
             {
                 "scenario": name,
                 "dataset": scenario["public"],
                 "role": "public",
-                "source": f"{public_dir}/{public['split'].iloc[0]}.parquet",
+                "source": source,
+                "polarity": public_meta.get("polarity"),
             },
         ),
         out["public"],

@@ -22,7 +22,7 @@ import torch
 
 from ..io import read_json, save_npy, write_json, write_table
 from ..privacy import Guarantee, delta_vacuous, read_releases, registry, release_row, write_releases
-from ..seeding import rng
+from ..seeding import release_key, release_rng
 from .rknn import RknnTeacher
 
 log = logging.getLogger(__name__)
@@ -54,21 +54,23 @@ def party_answers(*, teacher_spec: str, party_path, inputs: dict, out_npy) -> No
 
 def party_release(
     *,
-    teacher_spec: str,
-    mechanism: str,
+    release: dict,
     party_path,
     inputs: dict,
-    scenario: str,
-    party: int,
     seed: int,
     out_release,
     out_guarantee,
+    randomness: str = "seeded",
+    rule: str = "distill_release",
 ) -> None:
-    """A party's locally private release: each record's answer randomized on its own, then summed."""
-    t, mech = teacher(teacher_spec), _mechanism(mechanism, "local")
+    """A party's locally private release: each record's answer randomized on its own, then summed.
+
+    ``release`` identifies the release (the job's wildcards: scenario, teacher, lmech, party); the
+    randomness is keyed by all of it."""
+    t, mech = teacher(release["teacher"]), _mechanism(release["lmech"], "local")
     votes = t.answers(party_path, **inputs)
     s, c = votes.shape
-    released = mech.release(votes.items, s * c, rng(seed, "ldp", mechanism, votes.k, party))
+    released = mech.release(votes.items, s * c, release_rng(seed, randomness, rule, release))
     write_json(
         {
             "mechanism": mech.name,
@@ -84,11 +86,13 @@ def party_release(
         [
             release_row(
                 METHOD_NAMES[t.kind],
-                scenario,
+                release["scenario"],
                 str(out_release),
-                party,
+                int(release["party"]),
                 mech.name,
                 mech.guarantee(votes.k),
+                randomness=randomness,
+                release_key=release_key(rule, release),
                 n=int(len(votes.items)),
                 k=votes.k,
                 seed=seed,
@@ -99,24 +103,33 @@ def party_release(
 
 
 def curate(
-    *, teacher_spec: str, mechanism: str, answer_paths: list, scenario: str, seed: int, out_release, out_guarantee
+    *,
+    release: dict,
+    answer_paths: list,
+    seed: int,
+    out_release,
+    out_guarantee,
+    randomness: str = "seeded",
+    rule: str = "distill_curate",
 ) -> None:
     """The trusted curator of a central mechanism: sums the parties' raw answers and privatizes the sum.
-    The server reads only this release."""
-    t, mech = teacher(teacher_spec), _mechanism(mechanism, "central")
+    The server reads only this release.  ``release``: the job's wildcards (scenario, teacher, cmech)."""
+    t, mech = teacher(release["teacher"]), _mechanism(release["cmech"], "central")
     total = sum(np.load(p) for p in answer_paths)
-    released = mech.release(total, t.k, rng(seed, "laplace", mechanism, t.k))
+    released = mech.release(total, t.k, release_rng(seed, randomness, rule, release))
     save_npy(released.astype(np.float64), out_release)
     records = int(total.sum() // t.k)
     write_releases(
         [
             release_row(
                 METHOD_NAMES[t.kind],
-                scenario,
+                release["scenario"],
                 str(out_release),
                 -1,
                 mech.name,
                 mech.guarantee(t.k),
+                randomness=randomness,
+                release_key=release_key(rule, release),
                 n=records,
                 k=t.k,
                 seed=seed,
@@ -147,6 +160,7 @@ def aggregate(*, mechanism: str, release_paths: list, guarantee_paths: list, out
             "records": int(sum(r["n"] for r in rows)) if mech.locality == "local" else int(rows[0]["n"]),
             "guarantee": Guarantee.from_row(worst).row(),
             "releases": len(rows),
+            "randomness": worst["randomness"],
         },
         out_summary,
     )
@@ -163,8 +177,7 @@ def student(
     scenario: str,
     labels_path,
     summary_path,
-    public_index,
-    public_data,
+    public_path,
     test_path,
     settings: dict,
     device: str,
@@ -178,7 +191,7 @@ def student(
 ) -> dict:
     """The server trains a student on the privately labelled public set; its result row carries the
     guarantee of the releases behind the labels, Acc_pl (label accuracy) and Acc_pc (test accuracy)."""
-    from ..data.loaders import load_labelled, load_public_pool
+    from ..data.loaders import load_labelled, load_public
     from ..schema import result_row
     from ..seeding import torch_seed
     from ..train import loop
@@ -191,12 +204,12 @@ def student(
     dev = loop.pick_device(device)
     labels = pq.read_table(labels_path).to_pandas()
     summary = read_json(summary_path)
-    x_pub, pub_meta = load_public_pool(public_index, public_data, dev)
+    x_pub, pub_meta = load_public(public_path, dev)
     x_test, y_test, meta = load_labelled(test_path, dev)
     y_pub = torch.as_tensor(labels["label"].to_numpy().astype(np.int64), device=dev)
     acc_pl = None
     if label_accuracy:  # evaluation only: the public set's true labels, in the same label space
-        truth = pq.read_table(public_index, columns=["label"]).column("label").to_numpy()
+        truth = pq.read_table(public_path, columns=["label"]).column("label").to_numpy()
         acc_pl = float((labels["label"].to_numpy() == truth).mean())
     gen = loop.seed_everything(torch_seed(seed, "student"))
     model = loop.prepare(build(settings["arch"], x_pub.shape[1:], len(meta["task_classes"])), dev)
@@ -227,6 +240,7 @@ def student(
         accuracy=loop.accuracy(model, x_test, y_test),
         label_accuracy=acc_pl,
         n=summary["records"],
+        randomness=summary["randomness"],
         parties=None,
         teacher=teacher_spec,
         encoder=t.encoder,

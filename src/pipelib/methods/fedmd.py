@@ -290,13 +290,10 @@ def worst_party(ledger_path) -> dict:
 
 def run_row(
     *,
-    scenario: str,
-    method: str,
-    answer: str,
+    release: dict,
     party_paths: list,
     models: dict,
-    public_index,
-    public_data,
+    public_path,
     test_path,
     n_public_classes: int,
     cfg: dict,
@@ -305,33 +302,40 @@ def run_row(
     out: dict,
     checkpoint=None,
     ledger_path=None,
+    randomness: str = "seeded",
 ) -> dict:
     """One FedMD row (``np``, ``nfdp-...`` or ``ldp-...``): run Algorithm 1 and write its result row, the
     per-round accuracies, the parties' final models and (FedMD-LDP) the guarantees of their answers.
 
-    ``party_paths[i]`` is the only private data party i ever sees: its NFDP sample (nfdp) or all its
-    records (np, ldp).  ``models`` maps architecture -> pre-trained model file.  ``out`` names the
-    outputs: result, rounds, models, releases.
+    ``release`` is the job's wildcards (scenario, answer, run); FedMD-LDP's noise of party i is keyed by
+    all of them and i.  ``party_paths[i]`` is the only private data party i ever sees: its NFDP sample
+    (nfdp) or all its records (np, ldp).  ``models`` maps architecture -> pre-trained model file.  ``out``
+    names the outputs: result, rounds, models, releases.
+
+    A FedMD-LDP party trains on all its records; only its answers are privatized.  Its model, and so the
+    test accuracies this row reports, are not covered by the guarantee: they are evaluation-only
+    (``evaluation_only`` in the result and rounds tables).
     """
     import pandas as pd
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from ..data.loaders import load_labelled, load_public_pool
+    from ..data.loaders import load_labelled, load_public
     from ..io import write_json, write_table
     from ..privacy import NO_PRIVACY, Guarantee, delta_vacuous, gaussian, release_row, write_releases
     from ..schema import result_row
-    from ..seeding import torch_seed
+    from ..seeding import release_key, release_torch_seed, torch_seed
     from ..train.checkpoint import clear_checkpoint, fingerprint
     from ..train.models import optimizer
     from ..train.supervised import load_model
     from .rounds import wall_seconds
 
+    scenario, answer, method = release["scenario"], release["answer"], release["run"]
     kind, _, _ = parse_method(method)
     loop.set_threads(cfg["threads"])
     dev = loop.pick_device(cfg["device"])
     schedule = Schedule.from_config(cfg)
-    x_pub, pub_meta = load_public_pool(public_index, public_data, dev)
+    x_pub, pub_meta = load_public(public_path, dev)
     x_test, y_test, test_meta = load_labelled(test_path, dev, offset=n_public_classes)
     n_classes = n_public_classes + len(test_meta["task_classes"])
     archs = [cfg["architectures"][i % len(cfg["architectures"])] for i in range(len(party_paths))]
@@ -342,9 +346,13 @@ def run_row(
         "n": min(ns),
         "sampling": None,
         "sigma": None,
-        "epsilon_log10": math.inf,
+        "sigma_rdp": None,
+        "epsilon_rdp": None,
+        "epsilon_log10_paper_convention": None,
         "target_epsilon": None,
         "matched_k": None,
+        "randomness": None,
+        "evaluation_only": kind == "ldp",
     }
     guarantee, sigma, vacuous = NO_PRIVACY, 0.0, True
     if kind == "nfdp":  # the parties' samples are the releases; the row carries the worst party's record
@@ -354,18 +362,22 @@ def run_row(
             k=int(worst["k"]),
             n=int(worst["n"]),
             sampling=worst["sampling"],
-            epsilon_log10=float(worst["epsilon_log10"]),
+            epsilon_log10_paper_convention=float(worst["epsilon_log10_paper_convention"]),
+            randomness=worst["randomness"],
         )
-    elif kind == "ldp":  # calibrated to the (epsilon, delta) of the matching NFDP row
+    elif kind == "ldp":  # calibrated exactly to the (epsilon, delta) of the matching NFDP row
         target = worst_party(ledger_path)
-        sigma = noise_for(schedule, float(target["epsilon"]), float(target["delta"]))
-        guarantee = gaussian.guarantee(sigma, releases(schedule), float(target["delta"]))
+        count, t_eps, t_delta = releases(schedule), float(target["epsilon"]), float(target["delta"])
+        sigma = noise_for(schedule, t_eps, t_delta)
+        guarantee = gaussian.guarantee(sigma, count, t_delta)
         vacuous = delta_vacuous(guarantee.delta, min(ns))
         extra.update(
             sigma=sigma,
-            epsilon_log10=guarantee.epsilon / math.log(10),
-            target_epsilon=float(target["epsilon"]),
+            sigma_rdp=gaussian.rdp_sigma(t_eps, t_delta, count),  # cross-check: what RDP would calibrate
+            epsilon_rdp=gaussian.rdp_epsilon(sigma, count, t_delta),  # cross-check: RDP's bound at sigma
+            target_epsilon=t_eps,
             matched_k=int(target["k"]),
+            randomness=randomness,
         )
 
     train_seed = torch_seed(seed, "fedmd", scenario, method, answer)
@@ -375,7 +387,10 @@ def run_row(
         x, y, _ = load_labelled(path, dev, offset=n_public_classes)
         model = load_model(models[arch], dev, n_classes)
         gen = torch.Generator().manual_seed(torch_seed(seed, "party-shuffle", scenario, method, i))
-        noise_gen = torch.Generator().manual_seed(torch_seed(seed, "ldp-noise", scenario, method, i))
+        noise_gen = None
+        if kind == "ldp":  # party i's noise is keyed by every wildcard of the job, and i
+            noise_seed = release_torch_seed(seed, randomness, "fedmd", {**release, "party": i})
+            noise_gen = torch.Generator().manual_seed(noise_seed)
         parties.append(
             Party(i, model, optimizer(model, cfg["lr"]), x, y, answer, gen, noise_sigma=sigma, noise_gen=noise_gen)
         )
@@ -405,7 +420,9 @@ def run_row(
         checkpoint=checkpoint,
         fingerprint=fp,
     )
-    rounds = pd.DataFrame(history).assign(scenario=scenario, method=method, answer=answer)
+    rounds = pd.DataFrame(history).assign(
+        scenario=scenario, method=method, answer=answer, evaluation_only=kind == "ldp"
+    )
     write_table(pa.Table.from_pandas(rounds, preserve_index=False), out["rounds"])
     _save_parties(parties, archs, out["models"])
     write_releases(
@@ -417,6 +434,8 @@ def run_row(
                 p.pid,
                 "gaussian",
                 guarantee,
+                randomness=randomness,
+                release_key=release_key("fedmd", {**release, "party": p.pid}),
                 n=n,
                 sigma=sigma,
                 seed=seed,

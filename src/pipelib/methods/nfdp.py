@@ -13,11 +13,17 @@ import pyarrow.parquet as pq
 
 from ..io import take_rows, write_csv, write_table
 from ..privacy import LEDGER_COLUMNS, nfdp, read_releases, release_row, write_releases
-from ..seeding import rng
+from ..seeding import release_key, release_rng
 
 
-def sample_party(party_path, scenario: str, party: int, sampling: str, k: int, seed: int, out: dict) -> dict:
-    """Party job: draw this party's NFDP sample from its own table; write the sample and its ledger row."""
+def sample_party(
+    party_path, release: dict, seed: int, out: dict, randomness: str = "seeded", rule: str = "nfdp_sample"
+) -> dict:
+    """Party job: draw this party's NFDP sample from its own table; write the sample and its ledger row.
+
+    ``release`` identifies the release (the job's wildcards: scenario, sampling, k, party); the draw is
+    keyed by all of it (:func:`pipelib.seeding.release_rng`)."""
+    scenario, sampling, k, party = release["scenario"], release["sampling"], int(release["k"]), int(release["party"])
     table = pq.read_table(party_path)
     n = table.num_rows
     if sampling == nfdp.WITHOUT_REPLACEMENT and k > n:
@@ -25,7 +31,7 @@ def sample_party(party_path, scenario: str, party: int, sampling: str, k: int, s
             f"scenario {scenario!r} party {party} holds n={n} records: k={k} without "
             f"replacement is impossible; use k <= {n} or sampling with_replacement"
         )
-    rows = nfdp.draw(n, k, sampling, rng(seed, "nfdp", scenario, sampling, k, party))
+    rows = nfdp.draw(n, k, sampling, release_rng(seed, randomness, rule, release))
     sample = take_rows(
         table,
         rows,
@@ -40,6 +46,8 @@ def sample_party(party_path, scenario: str, party: int, sampling: str, k: int, s
         party,
         f"nfdp-{sampling}",
         nfdp.guarantee(n, k, sampling),
+        randomness=randomness,
+        release_key=release_key(rule, release),
         **nfdp.ledger_extras(n, k, sampling),
         seed=seed,
     )

@@ -2,9 +2,14 @@
 
 A :class:`Guarantee` says what one release spent (epsilon, delta), between which datasets
 (:class:`Adjacency`), for which unit of data (``unit``), by which theorem or accountant, over how many
-composed releases.  Every job that privatizes writes the guarantees of its releases beside its output
-(:func:`write_releases`); ``results/privacy_ledger.csv`` and every result row are built from those
-files, never from config values.
+composed releases, and its privacy curve (``curve``: epsilon as a function of delta), so that every
+release can also be stated at one common reference delta (:meth:`Guarantee.epsilon_at`).  Every job
+that privatizes writes the guarantees of its releases beside its output (:func:`write_releases`);
+``results/privacy_ledger.csv`` and every result row are built from those files, never from config values.
+
+The guarantees assume that the mechanisms' randomness is secret (``privacy.randomness: entropy``, or a
+seed nobody else knows): with the default ``seeded`` randomness anyone who knows the seed can regenerate
+the samples and the noise (see :mod:`pipelib.seeding`).
 
 Mechanism families, one module each: ``nfdp`` (paper 002's subsampling theorems), ``gaussian``
 (FedMD-LDP's Gaussian answers), ``laplace`` (central noisy counts), ``local`` (randomized response,
@@ -29,6 +34,13 @@ class Adjacency(StrEnum):
     NONE = "none"
 
 
+# Privacy curves (the ``curve`` field): how epsilon depends on the delta it is stated at.
+PURE = "pure"  # pure epsilon-DP: the same epsilon at every delta >= 0
+THRESHOLD = "threshold"  # epsilon at delta >= the release's delta; no finite epsilon below it (NFDP)
+NO_CURVE = "none"  # no mechanism: no finite epsilon at any delta < 1
+GDP = "gdp mu="  # a composition of Gaussian releases is mu-GDP; exact curve of Balle & Wang (2018)
+
+
 @dataclass(frozen=True)
 class Guarantee:
     """The (epsilon, delta)-DP guarantee of one privatized release and what it protects."""
@@ -39,6 +51,19 @@ class Guarantee:
     unit: str  # the protected unit: "one record of a party's private data", ...
     accountant: str  # the theorem or accountant that gives (epsilon, delta)
     releases: int = 1  # releases composed into this guarantee
+    curve: str = PURE  # PURE, THRESHOLD, NO_CURVE or f"{GDP}{mu!r}"
+
+    def epsilon_at(self, delta: float) -> float:
+        """The smallest epsilon this release is proven (epsilon, ``delta``)-DP for; inf when none is."""
+        if self.curve == PURE:
+            return self.epsilon
+        if self.curve == THRESHOLD:
+            return self.epsilon if delta >= self.delta else math.inf
+        if self.curve.startswith(GDP):
+            from .gaussian import gdp_epsilon
+
+            return gdp_epsilon(float(self.curve[len(GDP) :]), delta)
+        return math.inf
 
     def row(self) -> dict:
         """The guarantee's columns in the ledger and in result rows."""
@@ -49,6 +74,7 @@ class Guarantee:
             "protected_unit": self.unit,
             "accountant": self.accountant,
             "releases": int(self.releases),
+            "curve": self.curve,
         }
 
     @classmethod
@@ -60,16 +86,19 @@ class Guarantee:
             row["protected_unit"],
             row["accountant"],
             int(row["releases"]),
+            row["curve"],
         )
 
 
-NO_PRIVACY = Guarantee(math.inf, 1.0, Adjacency.NONE, "nothing (no privacy mechanism)", "none", 0)
+NO_PRIVACY = Guarantee(math.inf, 1.0, Adjacency.NONE, "nothing (no privacy mechanism)", "none", 0, NO_CURVE)
 
 # Columns of every ledger row (one privatized release): what was released, by whom, and its guarantee.
-RELEASE_COLUMNS = ("method", "scenario", "release", "party", "mechanism")
-GUARANTEE_COLUMNS = ("epsilon", "delta", "adjacency", "protected_unit", "accountant", "releases")
+RELEASE_COLUMNS = ("method", "scenario", "release", "party", "mechanism", "randomness", "release_key")
+GUARANTEE_COLUMNS = ("epsilon", "delta", "adjacency", "protected_unit", "accountant", "releases", "curve")
 LEDGER_COLUMNS = (
-    RELEASE_COLUMNS + GUARANTEE_COLUMNS + ("n", "k", "sampling", "sigma", "epsilon_log10", "delta_vacuous", "seed")
+    RELEASE_COLUMNS
+    + GUARANTEE_COLUMNS
+    + ("n", "k", "sampling", "sigma", "epsilon_log10_paper_convention", "delta_vacuous", "seed")
 )
 
 
@@ -79,16 +108,34 @@ def delta_vacuous(delta: float, n: int) -> bool:
     return bool(delta >= (1.0 / n) * (1 - 1e-12))
 
 
+def with_reference_delta(row: dict, delta_ref: float) -> dict:
+    """A ledger or result row plus ``delta_ref`` and ``epsilon_at_delta_ref``, the epsilon its guarantee
+    record proves at that common delta (inf for NFDP and no-privacy rows)."""
+    return {**row, "delta_ref": delta_ref, "epsilon_at_delta_ref": Guarantee.from_row(row).epsilon_at(delta_ref)}
+
+
 def release_row(
-    method: str, scenario: str, release: str, party: int, mechanism: str, guarantee: Guarantee, **extra
+    method: str,
+    scenario: str,
+    release: str,
+    party: int,
+    mechanism: str,
+    guarantee: Guarantee,
+    *,
+    randomness: str,
+    release_key: str,
+    **extra,
 ) -> dict:
-    """One ledger row: which release (``release`` names it: the job's output), who made it, its guarantee."""
+    """One ledger row: which release (``release`` names it: the job's output), who made it, how its
+    randomness was drawn (``randomness``, ``release_key``: what keyed the draw), its guarantee."""
     row = {
         "method": method,
         "scenario": scenario,
         "release": release,
         "party": int(party),
         "mechanism": mechanism,
+        "randomness": randomness,
+        "release_key": release_key,
         **guarantee.row(),
         **extra,
     }

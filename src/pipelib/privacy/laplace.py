@@ -13,7 +13,7 @@ import numpy as np
 
 from . import Adjacency, Guarantee
 
-UNIT = "one record of any party (the curator sees all parties' votes)"
+UNIT = "one record of any party (the curator sees all parties' votes; n is published)"
 
 
 def laplace_scale(epsilon: float, k: int, r: int = 1) -> float:

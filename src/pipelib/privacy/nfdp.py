@@ -6,9 +6,17 @@ is (epsilon, delta)-DP with respect to its records, whatever it releases afterwa
 * Theorem 2, sampling with replacement:    (k ln((n+1)/n), 1 - ((n-1)/n)^k).
 
 Natural logarithms, as the theorems state.  The paper's printed Table 2 uses log10 for epsilon;
-``epsilon_log10`` reproduces that convention for comparison only.  Adjacency is add/remove-one
-record (the proofs' D' = D u {u}).  Values are computed with log1p/expm1 so that tiny k/n keeps
-full precision.
+``epsilon_log10_paper_convention`` reproduces that convention for comparison only.  Values are computed
+with log1p/expm1 so that tiny k/n keeps full precision.
+
+Adjacency: the proofs compare D with D u {u} (add/remove-one).  The ledger publishes each party's n,
+which add/remove-one adjacency would protect, so the record declares *replace-one* adjacency (n is
+public), under which the theorems hold too: replacing one record of D changes only the outputs that
+contain it, whose probability is exactly delta, so the sample is even (0, delta)-DP.  Tests check
+both adjacencies by enumeration, in both directions, with n = the size of the party's dataset.
+
+No finite epsilon holds below delta: the outputs that contain a given record have probability delta
+under D and 0 under D without it, so the record's curve is a threshold at delta.
 """
 
 from __future__ import annotations
@@ -19,11 +27,11 @@ from typing import NamedTuple
 import numpy as np
 
 from ..vocab import SAMPLINGS
-from . import Adjacency, Guarantee, delta_vacuous
+from . import THRESHOLD, Adjacency, Guarantee, delta_vacuous
 
 WITH_REPLACEMENT, WITHOUT_REPLACEMENT = SAMPLINGS
 THEOREM = {WITHOUT_REPLACEMENT: "paper 002 Theorem 1", WITH_REPLACEMENT: "paper 002 Theorem 2"}
-UNIT = "one record of the party's private data"
+UNIT = "one record of the party's private data (n is published)"
 
 
 class EpsDelta(NamedTuple):
@@ -116,16 +124,16 @@ def guarantee(n: int, k: int, sampling: str) -> Guarantee:
     release covers all of its answers and rounds.  ``delta_vacuous`` is true for every k >= 1: delta is
     the chance that a given record is in the sample, which is at least 1/n."""
     g = nfdp(n, k, sampling)
-    return Guarantee(g.epsilon, g.delta, Adjacency.ADD_REMOVE_ONE, UNIT, THEOREM[sampling], 1)
+    return Guarantee(g.epsilon, g.delta, Adjacency.REPLACE_ONE, UNIT, THEOREM[sampling], 1, THRESHOLD)
 
 
 def ledger_extras(n: int, k: int, sampling: str) -> dict:
-    """The NFDP-specific columns of a ledger row: n, k, sampling, log10 epsilon, vacuity."""
+    """The NFDP-specific columns of a ledger row: n, k, sampling, the paper's log10 epsilon, vacuity."""
     g = nfdp(n, k, sampling)
     return {
         "n": int(n),
         "k": int(k),
         "sampling": sampling,
-        "epsilon_log10": g.epsilon / math.log(10.0),
+        "epsilon_log10_paper_convention": g.epsilon / math.log(10.0),
         "delta_vacuous": delta_vacuous(g.delta, n),
     }

@@ -5,13 +5,11 @@ One row per thing, self-describing columns; every privacy column comes from a gu
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 
 from ..io import read_json, write_csv
-from ..privacy import LEDGER_COLUMNS, read_releases
+from ..privacy import LEDGER_COLUMNS, read_releases, with_reference_delta
 from ..schema import RESULT_COLUMNS
 from . import paper
 
@@ -47,11 +45,12 @@ def partition_table(summary_paths, out_path) -> pd.DataFrame:
     return table
 
 
-def privacy_ledger(release_paths, out_path, preset: str) -> pd.DataFrame:
-    """Every privatized release of every method, one row each, with its guarantee.  ``release_paths``:
-    the release files the privatizing jobs wrote (JSON lists of rows) or ledgers collecting them (CSV)."""
+def privacy_ledger(release_paths, out_path, preset: str, delta_ref: float) -> pd.DataFrame:
+    """Every privatized release of every method, one row each, with its guarantee, also stated at the
+    common ``delta_ref``.  ``release_paths``: the release files the privatizing jobs wrote (JSON lists of
+    rows) or ledgers collecting them (CSV)."""
     rows = [
-        r
+        with_reference_delta(r, delta_ref)
         for p in release_paths
         for r in (pd.read_csv(p).to_dict("records") if str(p).endswith(".csv") else read_releases(p))
     ]
@@ -65,16 +64,17 @@ def privacy_ledger(release_paths, out_path, preset: str) -> pd.DataFrame:
     return table
 
 
-def result_rows(paths) -> pd.DataFrame:
-    """Result rows (one JSON object per file) as a frame in schema order."""
-    rows = [read_json(p) for p in paths]
+def result_rows(paths, delta_ref: float) -> pd.DataFrame:
+    """Result rows (one JSON object per file) as a frame in schema order, with the epsilon each row's
+    guarantee proves at the common ``delta_ref``."""
+    rows = [with_reference_delta(read_json(p), delta_ref) for p in paths]
     frame = pd.DataFrame(rows)
     return frame[[c for c in RESULT_COLUMNS if c in frame] + [c for c in frame if c not in RESULT_COLUMNS]]
 
 
-def compare(result_paths, out_csv) -> pd.DataFrame:
+def compare(result_paths, out_csv, delta_ref: float) -> pd.DataFrame:
     """results/compare.csv: every result row of every method that was run, in the common schema."""
-    table = result_rows(result_paths)
+    table = result_rows(result_paths, delta_ref)
     for c in table:
         if table[c].map(lambda v: isinstance(v, (list, dict))).any():
             table[c] = table[c].map(lambda v: " ".join(map(str, v)) if isinstance(v, list) else v)
@@ -90,12 +90,15 @@ TABLE2_COLUMNS = [
     "sampling",
     "epsilon",
     "delta",
-    "epsilon_log10",
+    "epsilon_at_delta_ref",
+    "delta_ref",
+    "epsilon_log10_paper_convention",
     "delta_vacuous",
     "sigma",
     "accuracy",
     "accuracy_std",
     "accuracy_any_class",
+    "evaluation_only",
     "paper_k",
     "paper_accuracy",
     "paper_epsilon",
@@ -112,6 +115,10 @@ TABLE2_COLUMNS = [
     "protected_unit",
     "accountant",
     "releases",
+    "curve",
+    "randomness",
+    "sigma_rdp",
+    "epsilon_rdp",
     "device",
     "hardware",
 ]
@@ -126,9 +133,11 @@ def _printed(printed) -> dict:
     }
 
 
-def table2(datasets: dict, fedmd: dict, centralized: dict, out_csv, out_rounds, rounds_paths: dict) -> pd.DataFrame:
+def table2(
+    datasets: dict, fedmd: dict, centralized: dict, out_csv, out_rounds, rounds_paths: dict, delta_ref: float
+) -> pd.DataFrame:
     """results/table2.csv (one row per dataset, method, k) beside paper 002's printed values, and the
-    per-round, per-party accuracies (Figure 3).
+    per-round, per-party accuracies (Figure 3).  Every row also states its epsilon at ``delta_ref``.
 
     ``datasets``: the config's table2 section (+ party_archs); ``fedmd``: (dataset, run) -> result row path;
     ``centralized``: (dataset, arch) -> result row path; ``rounds_paths``: like ``fedmd``, rounds tables.
@@ -140,7 +149,7 @@ def table2(datasets: dict, fedmd: dict, centralized: dict, out_csv, out_rounds, 
 
     rows, rounds = [], []
     for (label, run), path in fedmd.items():
-        r = read_json(path)
+        r = with_reference_delta(read_json(path), delta_ref)
         paper_k = datasets[label].get("paper_k", {}).get(r["k"], r["k"]) if r["method"] == "FedMD-NFDP" else None
         printed = paper.table2(label, r["method"], paper_k)
         rows.append({**r, "dataset": label, "paper_k": paper_k if printed else None, **_printed(printed)})
@@ -166,6 +175,7 @@ def table2(datasets: dict, fedmd: dict, centralized: dict, out_csv, out_rounds, 
                         "protected_unit",
                         "accountant",
                         "releases",
+                        "curve",
                         "delta_vacuous",
                         "preset",
                         "seed",
@@ -178,8 +188,8 @@ def table2(datasets: dict, fedmd: dict, centralized: dict, out_csv, out_rounds, 
                 "k": first["n"],
                 "n": first["n"],
                 "sampling": None,
-                "epsilon_log10": math.inf,
                 "sigma": None,
+                "evaluation_only": False,
                 "accuracy": float(accs.mean()),
                 "accuracy_std": float(accs.std()),
                 "accuracy_any_class": float(np.mean([per_arch[a]["accuracy_any_class"] for a in spec["party_archs"]])),
@@ -192,7 +202,7 @@ def table2(datasets: dict, fedmd: dict, centralized: dict, out_csv, out_rounds, 
                 "wall_seconds": float(sum(v["wall_seconds"] for v in per_arch.values())),
             }
         )
-    table = pd.DataFrame(rows)
+    table = pd.DataFrame([with_reference_delta(r, delta_ref) if "delta_ref" not in r else r for r in rows])
     table = table.sort_values(
         ["dataset", "method", "k"], key=lambda c: c.map(METHOD_ORDER) if c.name == "method" else c, kind="stable"
     )
@@ -218,6 +228,8 @@ TABLE_RKNN_COLUMNS = [
     "mechanism",
     "epsilon",
     "delta",
+    "epsilon_at_delta_ref",
+    "delta_ref",
     "adjacency",
     "label_accuracy",
     "accuracy",
@@ -226,6 +238,7 @@ TABLE_RKNN_COLUMNS = [
     "n",
     "accountant",
     "protected_unit",
+    "randomness",
     "preset",
     "seed",
     "queries",
@@ -237,12 +250,12 @@ TABLE_RKNN_COLUMNS = [
 ]
 
 
-def table_rknn(labels: list[str], result_paths: list, out_csv) -> pd.DataFrame:
+def table_rknn(labels: list[str], result_paths: list, out_csv, delta_ref: float) -> pd.DataFrame:
     """results/table_rknn.csv: one row per configured reverse k-NN setting, beside paper 003's numbers.
     ``labels[i]`` is the display name (the config row's ``dataset``) of ``result_paths[i]``."""
     out = []
     for label, path in zip(labels, result_paths):
-        r = read_json(path)
+        r = with_reference_delta(read_json(path), delta_ref)
         printed = paper.table_rknn(label, r["s"], r["mechanism"], float(r["epsilon"]))
         out.append(
             {

@@ -1,0 +1,256 @@
+"""The DAG is the threat model: the role every rule plays, what each role may read, and a checker that
+the test suite applies to the whole DAG (and anyone can apply to a dry run).
+
+Roles:
+
+=========== ===========================================================================================
+dealer      sets the experiment up: raw files, partitions, each party's table
+party       one party's job: its own table and what it derived from it; nothing of another party
+curator     the trusted curator of a central mechanism: the parties' raw answers in, a privatized sum out
+public      public data only (pre-training, encoders, public embeddings, clustering)
+server      public data and privatized releases only
+federation  a FedMD row: all parties and the server of the row in one job, the boundary kept in code
+            (:mod:`pipelib.methods.fedmd`); its checkpoint and log are never an input of another rule
+baseline    the non-private centralized baseline on the pooled private data
+report      tables, ledgers and pages made from results
+=========== ===========================================================================================
+
+The check has two levels.  By producer: every file is classified by the role of the rule that made it
+(a party's output is private unless it is one of that rule's declared releases), and each role may
+read only some kinds.  By content: for every Parquet data table a public, server or report job reads,
+the rows it holds (dataset, split, index) are compared with the private pool of every scenario the job
+serves (the parties' rows in the scenario's ``assignment.parquet``); a party's job may hold only its
+own rows.  Without the files (a dry run of a preset not yet run), an ingested table, an assignment, a
+party's table or sample counts as holding every row of its dataset; a partition's public and test
+tables hold no private row by construction (checked by content once they exist).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROLES = {
+    "download": "dealer",
+    "ingest": "dealer",
+    "partition": "dealer",
+    "party_data": "dealer",
+    "nfdp_sample": "party",
+    "embed_party": "party",
+    "distill_answers": "party",
+    "distill_release": "party",
+    "distill_curate": "curator",
+    "pretrain": "public",
+    "train_encoder": "public",
+    "embed_public": "public",
+    "cluster": "public",
+    "distill_aggregate": "server",
+    "distill_label": "server",
+    "distill_student": "server",
+    "fedmd": "federation",
+    "centralized": "baseline",
+    "nfdp_ledger": "report",
+    "privacy_ledger": "report",
+    "partition_summary": "report",
+    "table2": "report",
+    "table_rknn": "report",
+    "compare": "report",
+    "reproduction_pages": "report",
+    "all": "report",
+}
+# Outputs of party jobs that may leave the party: privatized releases and the guarantees they publish.
+RELEASES = {"nfdp_sample": re.compile(r"\.ledger\.json$"), "distill_release": re.compile(r".")}
+# Outputs of the federation and the baseline that hold parties' private state (their final models).
+PRIVATE_OUTPUTS = {"fedmd": re.compile(r"/models\.pt$"), "centralized": re.compile(r"/model\.pt$")}
+# Never an input of any rule: logs, benchmarks and resume checkpoints (they hold private state).
+NEVER_READ = re.compile(r"(^|/)results/(logs|benchmarks)/|resume\.pt$")
+# The kinds of file each role may read (``data``: a dealer's table, checked by content as well).
+MAY_READ = {
+    "dealer": {"source", "data", "summary"},
+    "party": {"data", "private", "public", "summary"},
+    "curator": {"private", "public", "summary"},
+    "public": {"data", "public", "summary"},
+    "server": {"data", "public", "release", "summary"},
+    "federation": {"data", "private", "public", "release", "result", "summary"},
+    "baseline": {"data", "public", "summary"},
+    "report": {"data", "public", "release", "result", "summary"},
+}
+ROW_CHECKED = {"public", "server", "report"}  # roles whose data tables must hold no private row
+PARTY = re.compile(r"party-(\d+)")
+INGESTED = re.compile(r"results/data/(?P<dataset>[^/]+)/(?P<split>[^/]+)\.parquet$")
+SCENARIO_TABLE = re.compile(r"results/(partitions|samples)/(?P<scenario>[^/]+)/")
+PUBLIC_TABLES = re.compile(r"results/partitions/[^/]+/(public|test)\.parquet$")  # hold no private row by design
+
+
+@dataclass
+class Job:
+    rule: str
+    inputs: list[str]
+    outputs: list[str]
+    wildcards: dict = field(default_factory=dict)
+
+
+def parse_dry_run(text: str) -> list[Job]:
+    """The jobs of ``snakemake -n`` output: rule, inputs, outputs and wildcards of each."""
+    jobs = []
+    for block in re.split(r"\n(?=(?:local)?rule \w+:)", text):
+        m = re.match(r"(?:local)?rule (\w+):", block)
+        if not m:
+            continue
+        found = {k: re.search(rf"^\s+{k}: (.*)$", block, flags=re.M) for k in ("input", "output", "wildcards")}
+        files = {k: f.group(1).split(", ") if f else [] for k, f in found.items()}
+        wildcards = dict(w.split("=", 1) for w in files["wildcards"])
+        jobs.append(Job(m.group(1), files["input"], files["output"], wildcards))
+    return jobs
+
+
+def rule_roles(rule_names) -> list[str]:
+    """Problems with the role table: rules of the workflow that have no role."""
+    return [f"rule {r} has no role in pipelib.boundary.ROLES" for r in rule_names if r not in ROLES]
+
+
+def _kind(path: str, producer: Job | None) -> str:
+    if producer is None:
+        return "source"
+    role = ROLES.get(producer.rule)
+    if role == "dealer":
+        return "data" if path.endswith(".parquet") else "summary"
+    if role == "party":
+        release = RELEASES.get(producer.rule)
+        return "release" if release is not None and release.search(path) else "private"
+    if role == "curator":
+        return "release"
+    if role in ("public", "server"):
+        return "public"
+    private = PRIVATE_OUTPUTS.get(producer.rule)
+    return "private" if private is not None and private.search(path) else "result"
+
+
+class Rows:
+    """Row ids (dataset, split, index) of data tables and of scenarios' private pools, read once."""
+
+    def __init__(self, root: Path | None, scenarios: dict):
+        self.root, self.scenarios, self._cache = root, scenarios, {}
+
+    def of_table(self, path: str) -> set | None:
+        """The rows a data table holds; None when it cannot be known."""
+        if path in self._cache:
+            return self._cache[path]
+        rows = None
+        full = self.root / path if self.root is not None else None
+        if full is not None and full.is_file():
+            import pyarrow.parquet as pq
+
+            from .io import table_meta
+
+            meta, names = table_meta(full), pq.read_schema(full).names
+            if "index" in names and "dataset" in meta:
+                frame = pq.read_table(full, columns=[c for c in ("split", "index") if c in names]).to_pandas()
+                splits = frame["split"] if "split" in frame else [meta.get("split")] * len(frame)
+                rows = set(zip([meta["dataset"]] * len(frame), splits, frame["index"].tolist()))
+        elif INGESTED.search(path):  # not on disk: an ingested table holds every row of its dataset
+            rows = {(INGESTED.search(path)["dataset"], "*", "*")}
+        elif SCENARIO_TABLE.search(path) and not PUBLIC_TABLES.search(path):  # a partition's or sample's table
+            scenario = SCENARIO_TABLE.search(path)["scenario"]
+            rows = {(self.scenarios[scenario]["private"], "*", "*")} if scenario in self.scenarios else None
+        self._cache[path] = rows
+        return rows
+
+    def private(self, scenario: str) -> set:
+        """The scenario's private pool: the rows dealt to parties (or, without files, its private dataset)."""
+        key = ("private", scenario)
+        if key not in self._cache:
+            path = self.root / f"results/partitions/{scenario}/assignment.parquet" if self.root else None
+            if path is not None and path.is_file():
+                import pyarrow.parquet as pq
+
+                from .io import table_meta
+
+                frame = pq.read_table(path, columns=["split", "index", "party"]).to_pandas()
+                frame = frame[frame["party"] >= 0]
+                ds = table_meta(path)["dataset"]
+                self._cache[key] = set(zip([ds] * len(frame), frame["split"], frame["index"].tolist()))
+            else:
+                self._cache[key] = {(self.scenarios[scenario]["private"], "*", "*")}
+        return self._cache[key]
+
+    def party(self, scenario: str, party: str) -> set | None:
+        return self.of_table(f"results/partitions/{scenario}/party-{party}.parquet")
+
+
+def _overlap(a: set, b: set) -> bool:
+    """Whether two row sets share a row; ('dataset', '*', '*') stands for every row of a dataset."""
+    wild_a = {d for d, s, _ in a if s == "*"}
+    wild_b = {d for d, s, _ in b if s == "*"}
+    if wild_a & {d for d, _, _ in b} or wild_b & {d for d, _, _ in a}:
+        return True
+    return bool(a & b)
+
+
+def served_scenarios(jobs: list[Job]) -> dict[int, set]:
+    """For every job, the scenarios it serves: its own wildcard, else those of the jobs that consume its
+    outputs, transitively (a pre-training serves the scenarios whose FedMD rows start from it)."""
+    producer = {o: j for j in jobs for o in j.outputs}
+    consumers: dict[int, list[Job]] = {}
+    for j in jobs:
+        for i in j.inputs:
+            if i in producer:
+                consumers.setdefault(id(producer[i]), []).append(j)
+    memo: dict[int, set] = {}
+
+    def serve(job: Job, seen=()) -> set:
+        if id(job) in memo:
+            return memo[id(job)]
+        if "scenario" in job.wildcards:
+            out = {job.wildcards["scenario"]}
+        else:
+            out = set()
+            for c in consumers.get(id(job), []):
+                if id(c) not in seen:
+                    out |= serve(c, (*seen, id(job)))
+        memo[id(job)] = out
+        return out
+
+    return {id(j): serve(j) for j in jobs}
+
+
+def check(jobs: list[Job], scenarios: dict, root: Path | None = None) -> list[str]:
+    """Every violation of the boundary in ``jobs`` (empty when the DAG keeps it).  ``scenarios``: the
+    config's scenarios; ``root``: the working directory whose files to check by content (None: by name)."""
+    problems = rule_roles(sorted({j.rule for j in jobs}))
+    producer = {o: j for j in jobs for o in j.outputs}
+    serves = served_scenarios(jobs)
+    rows = Rows(Path(root) if root is not None else None, scenarios)
+    for job in jobs:
+        role = ROLES.get(job.rule)
+        if role is None:
+            continue
+        for path in job.inputs:
+            where = f"{job.rule} ({role}) reads {path}"
+            if NEVER_READ.search(path):
+                problems.append(f"{where}: logs, benchmarks and checkpoints are never inputs")
+                continue
+            kind = _kind(path, producer.get(path))
+            if kind not in MAY_READ[role]:
+                made = f"{producer[path].rule}'s output" if path in producer else "no rule makes it"
+                problems.append(f"{where}: a {kind} file ({made})")
+                continue
+            party = PARTY.search(path)
+            if role == "party" and party and party.group(1) != job.wildcards.get("party"):
+                problems.append(f"{where}: another party's file")
+            if kind != "data":
+                continue
+            held = rows.of_table(path)
+            if held is None:
+                continue
+            if role in ROW_CHECKED:
+                for scenario in sorted(serves[id(job)]):
+                    if _overlap(held, rows.private(scenario)):
+                        problems.append(f"{where}: it holds private records of scenario {scenario}")
+            elif role == "party" and "scenario" in job.wildcards:
+                own = rows.party(job.wildcards["scenario"], job.wildcards.get("party"))
+                others = rows.private(job.wildcards["scenario"]) - (own or set())
+                if own is not None and _overlap(held, others):
+                    problems.append(f"{where}: it holds records of other parties")
+    return problems

@@ -1,0 +1,136 @@
+"""The privacy boundary checker: it passes a DAG that keeps the boundary and fails each kind of
+crossing (the workflow tests apply it to the whole tiny DAG, by content, and to the other presets)."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from pipelib import boundary
+from pipelib.boundary import Job
+
+REPO = Path(__file__).resolve().parents[1]
+SCENARIOS = {"s": {"public": "cifar10", "private": "cifar10"}, "f": {"public": "mnist", "private": "femnist"}}
+
+
+def dag():
+    """A small DAG shaped like the workflow's: dealer, party, curator, public, server, report jobs."""
+    d = "results/distill/s/rknn-hog-s4-k1"
+    jobs = [
+        *[
+            Job("ingest", [f"../data/{ds}"], [f"results/data/{ds}/train.parquet"], {"dataset": ds})
+            for ds in ("cifar10", "mnist", "femnist")
+        ],
+        Job(
+            "partition",
+            ["results/data/cifar10/train.parquet"],
+            [
+                "results/partitions/s/public.parquet",
+                "results/partitions/s/test.parquet",
+                "results/partitions/s/assignment.parquet",
+            ],
+            {"scenario": "s"},
+        ),
+        Job("pretrain", ["results/data/mnist/train.parquet"], ["results/pretrain/mnist/a.pt"], {"public": "mnist"}),
+        Job("fedmd", ["results/pretrain/mnist/a.pt"], ["results/fedmd/f/softmax/np/result.json"], {"scenario": "f"}),
+    ]
+    for p in (0, 1):
+        jobs += [
+            Job(
+                "party_data",
+                ["results/partitions/s/assignment.parquet", "results/data/cifar10/train.parquet"],
+                [f"results/partitions/s/party-{p}.parquet"],
+                {"scenario": "s", "party": str(p)},
+            ),
+            Job(
+                "embed_party",
+                [f"results/partitions/s/party-{p}.parquet"],
+                [f"results/represent/s/hog/party-{p}.npy"],
+                {"scenario": "s", "encoder": "hog", "party": str(p)},
+            ),
+            Job(
+                "distill_answers",
+                [f"results/partitions/s/party-{p}.parquet", f"results/represent/s/hog/party-{p}.npy"],
+                [f"{d}/answers/party-{p}.npy"],
+                {"scenario": "s", "party": str(p)},
+            ),
+        ]
+    jobs += [
+        Job(
+            "distill_curate",
+            [f"{d}/answers/party-0.npy", f"{d}/answers/party-1.npy"],
+            [f"{d}/none/release/curated.npy"],
+            {"scenario": "s"},
+        ),
+        Job("distill_aggregate", [f"{d}/none/release/curated.npy"], [f"{d}/none/counts.npy"], {"scenario": "s"}),
+        Job(
+            "distill_student",
+            [f"{d}/none/counts.npy", "results/partitions/s/public.parquet", "results/partitions/s/test.parquet"],
+            [f"{d}/none/result.json"],
+            {"scenario": "s"},
+        ),
+        Job("compare", [f"{d}/none/result.json"], ["results/compare.csv"], {}),
+    ]
+    return jobs
+
+
+def crossed(rule, extra, match=None):
+    jobs = dag()
+    for j in jobs:
+        if j.rule == rule and (match is None or match in j.outputs[0]):
+            j.inputs.append(extra)
+    return boundary.check(jobs, SCENARIOS)
+
+
+def test_a_dag_that_keeps_the_boundary_passes():
+    assert boundary.check(dag(), SCENARIOS) == []
+
+
+@pytest.mark.parametrize(
+    "rule,extra,match,why",
+    [
+        ("distill_student", "results/data/cifar10/train.parquet", None, "holds private records of scenario s"),
+        ("distill_student", "results/partitions/s/assignment.parquet", None, "private records"),
+        ("distill_aggregate", "results/distill/s/rknn-hog-s4-k1/answers/party-0.npy", None, "a private file"),
+        ("distill_student", "results/represent/s/hog/party-1.npy", None, "a private file"),
+        ("embed_party", "results/partitions/s/party-1.parquet", "party-0", "another party's file"),
+        ("compare", "results/fedmd/f/softmax/np/resume.pt", None, "never inputs"),
+        ("distill_student", "results/logs/fedmd/f/softmax/np.log", None, "never inputs"),
+    ],
+)
+def test_each_kind_of_crossing_fails(rule, extra, match, why):
+    problems = crossed(rule, extra, match)
+    assert problems and all(why in p for p in problems), problems
+
+
+def test_a_pretraining_is_checked_against_the_scenarios_it_serves():
+    """pretrain has no scenario wildcard: it serves the scenarios whose rows start from its model."""
+    jobs = dag()
+    pretrain = next(j for j in jobs if j.rule == "pretrain")
+    pretrain.inputs = ["results/data/femnist/train.parquet"]  # the private data of scenario f
+    assert boundary.check(jobs, SCENARIOS) == [
+        "pretrain (public) reads results/data/femnist/train.parquet: it holds private records of scenario f"
+    ]
+
+
+def test_a_rule_without_a_role_fails():
+    jobs = [*dag(), Job("mystery", [], ["results/x"], {})]
+    assert boundary.check(jobs, SCENARIOS) == ["rule mystery has no role in pipelib.boundary.ROLES"]
+
+
+def test_every_rule_of_the_workflow_has_a_role():
+    rules = set()
+    for smk in [REPO / "Snakefile", *sorted((REPO / "workflow" / "rules").glob("*.smk"))]:
+        rules |= set(re.findall(r"^\s*rule (\w+):", smk.read_text(), flags=re.M))
+    assert boundary.rule_roles(sorted(rules)) == []
+    assert set(boundary.ROLES) == rules  # no stale entries either
+
+
+def test_parse_dry_run():
+    text = (
+        "rule a:\n    input: x, y\n    output: z\n    wildcards: scenario=s, party=0\n    jobid: 1\n"
+        "localrule all:\n    input: z\n    jobid: 0\n"
+    )
+    a, b = boundary.parse_dry_run(text)
+    assert (a.rule, a.inputs, a.outputs, a.wildcards) == ("a", ["x", "y"], ["z"], {"scenario": "s", "party": "0"})
+    assert (b.rule, b.inputs, b.outputs, b.wildcards) == ("all", ["z"], [], {})
