@@ -27,3 +27,12 @@ rule all:
 
 
 check_roles()  # every rule has a role in the threat model (pipelib.boundary.ROLES)
+check_devices()  # a device this machine cannot honour fails before any job
+
+
+onstart:
+    announce_plan()
+
+
+onsuccess:
+    summarize_run()

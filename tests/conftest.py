@@ -5,9 +5,13 @@ local SLURM cluster (``slurm``); ``pytest -m "not workflow and not slurm"`` runs
 """
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tests' helpers module
+from helpers import snakemake  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 DATA_ROOT = Path(os.environ.get("PIPELIB_DATA_ROOT", REPO.parent / "shared" / "data")).resolve()
@@ -21,6 +25,15 @@ def pytest_collection_modifyitems(config, items):
         return next((i + 1 for i, g in enumerate(GROUPS) if item.get_closest_marker(g)), 0)
 
     items.sort(key=group)
+
+
+@pytest.fixture(scope="session")
+def tiny(tmp_path_factory, data_root):
+    """The whole DAG of the tiny preset, run once; the run's console output is kept in console.txt."""
+    work = tmp_path_factory.mktemp("tiny")
+    proc = snakemake(work, data_root=data_root)
+    (work / "console.txt").write_text(proc.stdout + proc.stderr)
+    return work
 
 
 @pytest.fixture(scope="session")

@@ -29,3 +29,13 @@ def test_check_config(capsys, tmp_path):
     bad.write_text("seed: -1\n")
     assert main(["check-config", str(REPO / "config.yaml"), str(bad)]) == 2
     assert "config key seed" in capsys.readouterr().err
+
+
+def test_check_config_validates_a_preset_merged_over_config_yaml(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(REPO)
+    assert main(["check-config", "presets/tiny.yaml"]) == 0
+    assert capsys.readouterr().out.strip() == "ok: config.yaml + presets/tiny.yaml"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("fedmd:\n  rounds: [\n")
+    assert main(["check-config", str(bad)]) == 2
+    assert f"{bad}: YAML syntax error at line" in capsys.readouterr().err

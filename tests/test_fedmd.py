@@ -266,3 +266,13 @@ def test_resumable_epochs_continue_where_a_killed_job_stopped(tmp_path):
     resumed, params2 = run(ckpt)
     assert resumed == full and all(torch.equal(a, b) for a, b in zip(params, params2))
     assert checkpoint.load_checkpoint(ckpt, "another config") is None
+
+
+def test_progress_lines_carry_rate_and_eta(monkeypatch, capfd):
+    from pipelib.train import loop
+
+    monkeypatch.setenv("PIPELIB_PROGRESS_SECONDS", "0")
+    with loop.progress(1000, "job") as p:
+        p.advance(250)
+    err = capfd.readouterr().err
+    assert "job: 25 % of 1,000 image-passes" in err and "ETA" in err and "done" in err

@@ -137,3 +137,27 @@ def test_leaf_checksum_registry_covers_every_offline_shard(data_root):
     assert on_disk <= set(known)
     assert len(ingest.dataset("femnist").splits["train"]) == 20
     assert len(ingest.dataset("femnist").splits["test"]) == 35
+
+
+def test_files_given_through_links_are_checked_by_content(tmp_path, data_root):
+    """The workflow hands ingest links named like the raw files: their md5 is still checked under the
+    expected names, and a flipped byte behind a link fails naming it."""
+    _copy_mnist(data_root, tmp_path)
+    spec = ingest.dataset("mnist")
+    links = {}
+    for rel in spec.files():
+        link = tmp_path / "view" / rel.rsplit("/", 1)[1]
+        link.parent.mkdir(exist_ok=True)
+        link.symlink_to(tmp_path / rel)
+        links[rel] = link
+    assert ingest.verify_files(links) == ingest.verify_checksums([tmp_path / r for r in spec.files()], tmp_path)
+    digest = ingest.content_digest("mnist", tmp_path)
+    assert digest == ingest.content_digest("mnist", data_root)  # the same bytes, another folder
+    bad = tmp_path / "MNIST" / "raw" / "t10k-labels-idx1-ubyte.gz"
+    raw = bytearray(bad.read_bytes())
+    raw[-5] ^= 0xFF
+    bad.write_bytes(bytes(raw))
+    with pytest.raises(ingest.ChecksumError, match="t10k-labels-idx1-ubyte.gz"):
+        ingest.ingest("mnist", None, tmp_path / "out", files=links)
+    with pytest.raises(ingest.ChecksumError):
+        ingest.content_digest("mnist", tmp_path)

@@ -32,8 +32,8 @@ START, STOP = REPO / "cluster" / "start-local-slurm.sh", REPO / "cluster" / "sto
 # One NFDP ledger of the tiny preset (ingest, partition, party tables, samples, ledger of cifar_iid) and
 # one FedMD row (FEMNIST's ingest and partitions, its NFDP samples and ledger, two pre-trainings, FedMD).
 TARGETS = [
-    "results/samples/cifar_iid/without_replacement-k16/ledger.csv",
-    "results/fedmd/femnist_iid/softmax/nfdp-with_replacement-k16/result.json",
+    "results/tiny/samples/cifar_iid/without_replacement-k16/ledger.csv",
+    "results/tiny/fedmd/femnist_iid/softmax/nfdp-with_replacement-k16/result.json",
 ]
 # ingest does not use its threads; asking for 2 checks that a rule's threads reach sbatch --cpus-per-task
 THREADS = ["--set-threads=ingest=2"]
@@ -269,7 +269,7 @@ def same_checkpoint(a: Path, b: Path):
 
 def test_outputs_equal_the_local_run(runs):
     local, remote, _ = runs
-    skip = ("results/logs/", "results/benchmarks/")
+    skip = ("results/tiny/logs/", "results/tiny/benchmarks/")
     files = sorted(p.relative_to(local).as_posix() for p in (local / "results").rglob("*") if p.is_file())
     files = [f for f in files if not f.startswith(skip)]
     remote_files = sorted(p.relative_to(remote).as_posix() for p in (remote / "results").rglob("*") if p.is_file())

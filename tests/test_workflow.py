@@ -3,8 +3,6 @@
 import os
 import re
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -12,54 +10,15 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+from helpers import REPO, TINY, job_counts, snakemake
 
 from pipelib.privacy.nfdp import nfdp
 
 pytestmark = pytest.mark.workflow
 
-REPO = Path(__file__).resolve().parents[1]
-SNAKEMAKE = [sys.executable, "-m", "snakemake"]
-TINY = REPO / "presets" / "tiny.yaml"
-
-
-def snakemake(workdir, *args, data_root=None, check=True, targets=(), env=None):
-    cmd = [
-        *SNAKEMAKE,
-        *targets,
-        "--snakefile",
-        str(REPO / "Snakefile"),
-        "--directory",
-        str(workdir),
-        "--cores",
-        "2",
-        "--configfile",
-        str(TINY),
-        *args,
-    ]
-    if data_root is not None:
-        cmd += ["--config", f"data_root={data_root}"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"snakemake failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}")
-    return proc
-
-
-def job_counts(output: str) -> dict[str, int]:
-    """Parse the 'Job stats' table of a dry run."""
-    m = re.search(r"Job stats:\n.*?\n-+\s+-+\n(.*?)\ntotal", output, flags=re.S)
-    assert m, output[-2000:]
-    return {name: int(n) for name, n in (line.split() for line in m.group(1).strip().splitlines())}
-
-
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory, data_root):
-    work = tmp_path_factory.mktemp("tiny")
-    snakemake(work, data_root=data_root)
-    return work
-
 
 def test_builds_every_scenario(tiny):
-    parts = pd.read_csv(tiny / "results" / "partitions.csv")
+    parts = pd.read_csv(tiny / "results/tiny" / "partitions.csv")
     assert set(parts["scenario"]) == {
         "femnist_iid",
         "femnist_noniid",
@@ -71,11 +30,11 @@ def test_builds_every_scenario(tiny):
     assert (parts[parts.role == "party"].groupby("scenario").size() == 3).all()
     for scenario in parts["scenario"].unique():
         for party in range(3):
-            assert (tiny / f"results/partitions/{scenario}/party-{party}.parquet").is_file()
+            assert (tiny / f"results/tiny/partitions/{scenario}/party-{party}.parquet").is_file()
 
 
 def test_ledger_equals_theorems(tiny):
-    ledger = pd.read_csv(tiny / "results" / "privacy_ledger.csv")
+    ledger = pd.read_csv(tiny / "results/tiny" / "privacy_ledger.csv")
     assert {
         "party",
         "n",
@@ -87,7 +46,8 @@ def test_ledger_equals_theorems(tiny):
         "delta_vacuous",
     } <= set(ledger)
     ledger = ledger[ledger.method == "FedMD-NFDP"]
-    assert len(ledger) == 3 * 7  # 7 (scenario, sampling, k) combinations of the tiny preset, 3 parties each
+    # every sample drawn: the scenarios' nfdp lists (7 combinations) and Table 2's k (3 more), 3 parties each
+    assert len(ledger) == 3 * 10 and not ledger.duplicated(["scenario", "sampling", "k", "party"]).any()
     for row in ledger.itertuples():
         g = nfdp(row.n, row.k, row.sampling)
         assert row.epsilon == pytest.approx(g.epsilon, rel=1e-12)
@@ -98,10 +58,10 @@ def test_ledger_equals_theorems(tiny):
 
 
 def test_party_n_matches_ledger_and_samples_come_from_the_party(tiny):
-    ledger = pd.read_csv(tiny / "results/samples/femnist_iid/without_replacement-k16/ledger.csv")
+    ledger = pd.read_csv(tiny / "results/tiny/samples/femnist_iid/without_replacement-k16/ledger.csv")
     for party in range(3):
-        own = pq.read_table(tiny / f"results/partitions/femnist_iid/party-{party}.parquet").to_pandas()
-        sample_path = tiny / f"results/samples/femnist_iid/without_replacement-k16/party-{party}.parquet"
+        own = pq.read_table(tiny / f"results/tiny/partitions/femnist_iid/party-{party}.parquet").to_pandas()
+        sample_path = tiny / f"results/tiny/samples/femnist_iid/without_replacement-k16/party-{party}.parquet"
         sample = pq.read_table(sample_path).to_pandas()
         assert ledger.loc[ledger.party == party, "n"].item() == len(own)
         keys = set(zip(own["split"], own["index"]))
@@ -111,11 +71,11 @@ def test_party_n_matches_ledger_and_samples_come_from_the_party(tiny):
 
 def test_parties_and_test_set_are_disjoint(tiny):
     for scenario in ("femnist_noniid", "cifar_noniid"):
-        test = pq.read_table(tiny / f"results/partitions/{scenario}/test.parquet").to_pandas()
+        test = pq.read_table(tiny / f"results/tiny/partitions/{scenario}/test.parquet").to_pandas()
         seen = set(zip(test["split"], test["index"]))
         writers = set(test.get("writer", []))
         for party in range(3):
-            own = pq.read_table(tiny / f"results/partitions/{scenario}/party-{party}.parquet").to_pandas()
+            own = pq.read_table(tiny / f"results/tiny/partitions/{scenario}/party-{party}.parquet").to_pandas()
             keys = set(zip(own["split"], own["index"]))
             assert not keys & seen
             seen |= keys
@@ -134,7 +94,7 @@ def test_fresh_raw_file_times_rerun_nothing(data_root, tmp_path):
     keeps the cache.  Uses its own copy of MNIST's raw files, so the shared workspace is left alone."""
     root = tmp_path / "data"
     shutil.copytree(data_root / "MNIST", root / "MNIST")
-    work, target = tmp_path / "work", "results/data/mnist/class_counts.csv"
+    work, target = tmp_path / "work", "results/tiny/data/mnist/class_counts.csv"
     snakemake(work, data_root=root, targets=[target])
     later = time.time() + 600
     for path in (root / "MNIST").rglob("*"):
@@ -150,7 +110,7 @@ def test_editing_pipelib_reruns_only_the_rules_that_run_it(data_root, tmp_path):
     src = tmp_path / "src"
     shutil.copytree(REPO / "src" / "pipelib", src / "pipelib", ignore=shutil.ignore_patterns("__pycache__"))
     env = {**os.environ, "PYTHONPATH": str(src)}
-    work, target = tmp_path / "work", ["results/partitions/femnist_iid/party-0.parquet"]
+    work, target = tmp_path / "work", ["results/tiny/partitions/femnist_iid/party-0.parquet"]
     snakemake(work, data_root=data_root, targets=target, env=env)
     out = snakemake(work, "-n", data_root=data_root, targets=target, env=env)
     assert "Nothing to be done" in out.stdout + out.stderr
@@ -166,7 +126,7 @@ def test_changing_one_k_reruns_only_its_jobs(tiny, data_root, tmp_path):
     change.write_text("scenarios:\n  femnist_noniid: {nfdp: {sampling: [with_replacement], k: [8]}}\n")
     out = snakemake(tiny, "-n", "--configfile", str(TINY), str(change), data_root=data_root)
     assert job_counts(out.stdout) == {"nfdp_sample": 3, "nfdp_ledger": 1, "privacy_ledger": 1, "all": 1}
-    new = re.findall(r"output: (results/samples/\S+)", out.stdout)
+    new = re.findall(r"output: (results/tiny/samples/\S+)", out.stdout)
     assert new and all("femnist_noniid/with_replacement-k8/" in p for p in new)
 
 
@@ -184,7 +144,7 @@ def test_changing_one_table2_k_reruns_only_that_row(tiny, data_root, tmp_path):
         "reproduction_pages": 1,
         "all": 1,
     }
-    assert "results/fedmd/femnist_iid/softmax/nfdp-with_replacement-k32/result.json" in out.stdout
+    assert "results/tiny/fedmd/femnist_iid/softmax/nfdp-with_replacement-k32/result.json" in out.stdout
 
 
 TABLE2_COLUMNS = [
@@ -209,7 +169,7 @@ TABLE2_COLUMNS = [
 
 
 def test_table2_schema_and_privacy_claims(tiny):
-    t = pd.read_csv(tiny / "results" / "table2.csv")
+    t = pd.read_csv(tiny / "results/tiny" / "table2.csv")
     assert set(TABLE2_COLUMNS) <= set(t.columns)
     assert list(t["dataset"].unique()) == ["FEMNIST", "CIFAR-10"]
     for label, g in t.groupby("dataset", sort=False):
@@ -217,7 +177,7 @@ def test_table2_schema_and_privacy_claims(tiny):
         scenario = {"FEMNIST": "femnist_iid", "CIFAR-10": "cifar_iid"}[label]
         nfdp = g[g.method == "FedMD-NFDP"].sort_values("k")
         for row in nfdp.itertuples():  # NFDP rows carry their ledger's (worst-party) epsilon and delta
-            ledger = pd.read_csv(tiny / f"results/samples/{scenario}/with_replacement-k{row.k}/ledger.csv")
+            ledger = pd.read_csv(tiny / f"results/tiny/samples/{scenario}/with_replacement-k{row.k}/ledger.csv")
             assert row.epsilon == pytest.approx(ledger["epsilon"].max(), rel=1e-12)
             assert row.delta == pytest.approx(ledger["delta"].max(), rel=1e-12)
             assert row.n == ledger["n"].min()
@@ -232,10 +192,10 @@ def test_table2_schema_and_privacy_claims(tiny):
 
 
 def test_table2_rounds_and_progress_log(tiny):
-    rounds = pq.read_table(tiny / "results" / "table2_rounds.parquet").to_pandas()
+    rounds = pq.read_table(tiny / "results/tiny" / "table2_rounds.parquet").to_pandas()
     assert set(rounds["round"]) == {0, 1, 2}
     assert (rounds.groupby(["dataset", "method", "k", "round"]).size() == 3).all()  # every party, every round
-    log = (tiny / "results/logs/fedmd/femnist_iid/softmax/nfdp-with_replacement-k16.log").read_text()
+    log = (tiny / "results/tiny/logs/fedmd/femnist_iid/softmax/nfdp-with_replacement-k16.log").read_text()
     assert "round 2/2: mean accuracy" in log and "final accuracy" in log
 
 
@@ -258,12 +218,12 @@ def test_dag_keeps_the_privacy_boundary_by_content(tiny, data_root):
     roles = {boundary.ROLES[j.rule] for j in jobs}
     assert roles == {"dealer", "party", "curator", "public", "server", "federation", "baseline", "report"}
     scenarios = load(REPO / "config.yaml", TINY)["scenarios"]
-    assert boundary.check(jobs, scenarios, root=tiny) == []
+    assert boundary.check(jobs, scenarios, root=tiny, results_dir="results/tiny") == []
     # the check reads content: the server's public table holds public rows only, and a crossing is caught
     student = next(j for j in jobs if j.rule == "distill_student" and j.wildcards["scenario"] == "rknn_cifar10")
-    student.inputs.append("results/data/cifar10/train.parquet")
-    assert boundary.check(jobs, scenarios, root=tiny) == [
-        "distill_student (server) reads results/data/cifar10/train.parquet: "
+    student.inputs.append("results/tiny/data/cifar10/train.parquet")
+    assert boundary.check(jobs, scenarios, root=tiny, results_dir="results/tiny") == [
+        "distill_student (server) reads results/tiny/data/cifar10/train.parquet: "
         "it holds private records of scenario rknn_cifar10"
     ]
 
@@ -278,13 +238,14 @@ def test_dag_keeps_the_privacy_boundary_in_the_other_presets(preset, data_root, 
     files = [REPO / "config.yaml"] + ([REPO / "presets" / f"{preset}.yaml"] if preset != "paper" else [])
     jobs = dry_run_jobs(tmp_path, data_root, *files)
     assert {j.rule for j in jobs} >= {"distill_student", "distill_curate", "fedmd", "train_encoder"}
-    assert boundary.check(jobs, load(*files)["scenarios"]) == []
+    config = load(*files)
+    assert boundary.check(jobs, config["scenarios"], results_dir=config["results_dir"]) == []
 
 
 def test_table_rknn(tiny):
     from pipelib.report.tables import TABLE_RKNN_COLUMNS
 
-    t = pd.read_csv(tiny / "results" / "table_rknn.csv")
+    t = pd.read_csv(tiny / "results/tiny" / "table_rknn.csv")
     assert list(t.columns) == TABLE_RKNN_COLUMNS
     assert len(t) == 6 and (t["preset"] == "tiny").all()
     mnist = t[t.scenario == "rknn_mnist"]
@@ -292,7 +253,9 @@ def test_table_rknn(tiny):
     assert np.isnan(t.loc[t.scenario == "femnist_iid", "label_accuracy"]).all()  # public labels of another space
     assert (t.loc[t.mechanism != "none", "delta"] == 0).all()
     assert (t.loc[t.mechanism == "none", "epsilon"] == np.inf).all()
-    noisy = pq.read_table(tiny / "results/distill/rknn_mnist/rknn-hog-s20-k1/laplace-eps1.0/labels.parquet").to_pandas()
+    noisy = pq.read_table(
+        tiny / "results/tiny/distill/rknn_mnist/rknn-hog-s20-k1/laplace-eps1.0/labels.parquet"
+    ).to_pandas()
     assert set(noisy.columns) == {"row", "cluster", "label"} and len(noisy) == 1000
 
 
@@ -321,12 +284,12 @@ def test_missing_data_fails_before_any_job(tmp_path):
 def test_impossible_k_fails_clearly_and_keeps_finished_work(tiny, data_root, tmp_path):
     change = tmp_path / "k.yaml"
     change.write_text("scenarios:\n  cifar_iid: {nfdp: {sampling: [without_replacement], k: [5000]}}\n")
-    before = sorted(p for p in (tiny / "results").rglob("*.parquet"))
+    before = sorted(p for p in (tiny / "results/tiny").rglob("*.parquet"))
     proc = snakemake(tiny, "--configfile", str(TINY), str(change), data_root=data_root, check=False)
     assert proc.returncode != 0
     assert "holds n=1000 records: k=5000 without replacement is impossible" in proc.stderr
     assert all(p.exists() for p in before)
-    assert not list((tiny / "results/samples/cifar_iid").glob("without_replacement-k5000/*.parquet"))
+    assert not list((tiny / "results/tiny/samples/cifar_iid").glob("without_replacement-k5000/*.parquet"))
 
 
 # ------------------------------------------------------------------ one shape for many methods
@@ -339,14 +302,14 @@ VOLATILE = re.compile(r"seconds$|_per_s$|^hardware$|^device$")  # timings and wh
 def test_tiny_tables_are_pinned(tiny, table):
     """Every value of the tiny preset's paper tables, except timings and hardware, equals the pinned copy: a refactor
     that changes a number fails here (refresh tests/golden/tiny only for an intended change)."""
-    got, want = pd.read_csv(tiny / "results" / table), pd.read_csv(GOLDEN / table)
+    got, want = pd.read_csv(tiny / "results/tiny" / table), pd.read_csv(GOLDEN / table)
     assert list(got.columns) == list(want.columns)
     keep = [c for c in got.columns if not VOLATILE.search(c)]
     pd.testing.assert_frame_equal(got[keep], want[keep], check_exact=True, obj=table)
 
 
 def test_ledger_lists_every_privatized_release(tiny):
-    ledger = pd.read_csv(tiny / "results" / "privacy_ledger.csv")
+    ledger = pd.read_csv(tiny / "results/tiny" / "privacy_ledger.csv")
     assert set(ledger["method"]) == {"FedMD-NFDP", "FedMD-LDP", "reverse k-NN"}
     assert set(ledger.loc[ledger.method == "reverse k-NN", "mechanism"]) == {"none", "laplace", "rr", "collision"}
     assert ledger[["adjacency", "protected_unit", "accountant", "releases"]].notna().all().all()
@@ -360,12 +323,12 @@ def test_ledger_lists_every_privatized_release(tiny):
 def test_compare_holds_every_method_in_one_schema(tiny):
     from pipelib.schema import RESULT_COLUMNS
 
-    rows = pd.read_csv(tiny / "results" / "compare.csv")
+    rows = pd.read_csv(tiny / "results/tiny" / "compare.csv")
     assert list(rows.columns[: len(RESULT_COLUMNS)]) == list(RESULT_COLUMNS)
     assert set(rows["method"]) == {"FedMD-NP", "FedMD-NFDP", "FedMD-LDP", "Centralized", "reverse k-NN"}
     needed = ["epsilon", "delta", "adjacency", "accountant", "accuracy", "n", "preset", "device"]
     assert rows[needed].notna().all().all()
-    t2 = pd.read_csv(tiny / "results" / "table2.csv")
+    t2 = pd.read_csv(tiny / "results/tiny" / "table2.csv")
     fedmd = rows[rows.method.str.startswith("FedMD")]
     assert sorted(fedmd["accuracy"]) == sorted(t2.loc[t2.method != "Centralized", "accuracy"])
 
@@ -373,12 +336,12 @@ def test_compare_holds_every_method_in_one_schema(tiny):
 def test_every_training_stage_keeps_its_final_model(tiny):
     import torch
 
-    models = {p.relative_to(tiny).as_posix() for p in (tiny / "results").rglob("*.pt") if "resume" not in p.name}
+    models = {p.relative_to(tiny).as_posix() for p in (tiny / "results/tiny").rglob("*.pt") if "resume" not in p.name}
     assert {m for m in models if m.endswith("/models.pt")} and {m for m in models if m.endswith("/student.pt")}
-    assert {m for m in models if m.startswith("results/centralized/") and m.endswith("/model.pt")}
-    parties = torch.load(tiny / "results/fedmd/femnist_iid/softmax/np/models.pt", weights_only=False)
+    assert {m for m in models if m.startswith("results/tiny/centralized/") and m.endswith("/model.pt")}
+    parties = torch.load(tiny / "results/tiny/fedmd/femnist_iid/softmax/np/models.pt", weights_only=False)
     assert [p["party"] for p in parties] == [0, 1, 2] and all("state_dict" in p for p in parties)
-    assert not list((tiny / "results").rglob("*resume.pt"))  # checkpoints are gone once a job finished
+    assert not list((tiny / "results/tiny").rglob("*resume.pt"))  # checkpoints are gone once a job finished
 
 
 def test_editing_the_report_module_reruns_no_training(tiny, data_root, tmp_path):
@@ -403,7 +366,7 @@ def test_editing_the_report_module_reruns_no_training(tiny, data_root, tmp_path)
 
 
 def test_reproduction_pages_are_generated_from_the_tables(tiny):
-    t2 = pd.read_csv(tiny / "results" / "table2.csv")
+    t2 = pd.read_csv(tiny / "results/tiny" / "table2.csv")
     page = (tiny / "docs/reproduction/tiny/table2.md").read_text()
     assert page.startswith("<!-- generated by the workflow's reproduction_pages rule")
     assert "Preset: tiny" in page and "hardware of the jobs: CPU" in page
@@ -411,7 +374,7 @@ def test_reproduction_pages_are_generated_from_the_tables(tiny):
         assert f"{r.accuracy:.4f} ± {r.accuracy_std:.4f}" in page
     headline = (tiny / "docs/reproduction/tiny/headline.md").read_text()
     table_lines = [line for line in headline.splitlines() if line.startswith("| ")]  # header and rows
-    assert len(table_lines) == len(t2) + 1 + len(pd.read_csv(tiny / "results/table_rknn.csv")) + 1
+    assert len(table_lines) == len(t2) + 1 + len(pd.read_csv(tiny / "results/tiny/table_rknn.csv")) + 1
 
 
 # -------------------------------------------------------------------- privacy claims that hold up
@@ -430,7 +393,7 @@ def test_every_release_is_keyed_by_everything_that_identifies_it(tiny):
     job (pipelib.seeding.release_rng), and no two releases of the run have the same key."""
     import json
 
-    ledger = pd.read_csv(tiny / "results" / "privacy_ledger.csv")
+    ledger = pd.read_csv(tiny / "results/tiny" / "privacy_ledger.csv")
     assert (ledger["randomness"] == "seeded").all() and ledger["release_key"].is_unique
     for key, release in zip(ledger["release_key"], ledger["release"]):
         fields = json.loads(key)
@@ -446,7 +409,7 @@ def test_entropy_randomness_is_secret_and_recorded(data_root, tmp_path):
 
     mode = tmp_path / "entropy.yaml"
     mode.write_text("privacy: {randomness: entropy}\n")
-    target = ["results/samples/femnist_iid/with_replacement-k16/party-0.parquet"]
+    target = ["results/tiny/samples/femnist_iid/with_replacement-k16/party-0.parquet"]
     samples = []
     for _ in range(2):
         snakemake(
@@ -468,7 +431,7 @@ def test_entropy_randomness_is_secret_and_recorded(data_root, tmp_path):
 def test_every_row_states_its_epsilon_at_the_reference_delta(tiny):
     """One common scale: epsilon at delta_ref = 1e-5 on every row; NFDP's is infinite (its guarantee is
     its delta); the paper's log10 convention only on NFDP rows; FedMD-LDP accuracies evaluation-only."""
-    t = pd.read_csv(tiny / "results" / "table2.csv")
+    t = pd.read_csv(tiny / "results/tiny" / "table2.csv")
     assert (t["delta_ref"] == 1e-5).all()
     nfdp_rows, ldp = t[t.method == "FedMD-NFDP"], t[t.method == "FedMD-LDP"]
     assert np.isinf(t.loc[t.method != "FedMD-LDP", "epsilon_at_delta_ref"]).all()
@@ -478,11 +441,11 @@ def test_every_row_states_its_epsilon_at_the_reference_delta(tiny):
     assert (ldp["sigma_rdp"] > 1.3 * ldp["sigma"]).all() and (ldp["epsilon_rdp"] >= ldp["epsilon"]).all()
     assert ldp["evaluation_only"].all() and not t.loc[t.method != "FedMD-LDP", "evaluation_only"].any()
     assert (t.loc[t.method.isin(["FedMD-NFDP", "FedMD-LDP"]), "adjacency"] == "replace one record").all()
-    rounds = pq.read_table(tiny / "results" / "table2_rounds.parquet").to_pandas()
+    rounds = pq.read_table(tiny / "results/tiny" / "table2_rounds.parquet").to_pandas()
     assert (rounds["evaluation_only"] == (rounds["method"] == "FedMD-LDP")).all()
-    r = pd.read_csv(tiny / "results" / "table_rknn.csv")
+    r = pd.read_csv(tiny / "results/tiny" / "table_rknn.csv")
     noisy = r[r.mechanism != "none"]
     assert (noisy["epsilon_at_delta_ref"] == noisy["epsilon"]).all()  # pure DP
     assert np.isinf(r.loc[r.mechanism == "none", "epsilon_at_delta_ref"]).all()
-    ledger = pd.read_csv(tiny / "results" / "privacy_ledger.csv")
+    ledger = pd.read_csv(tiny / "results/tiny" / "privacy_ledger.csv")
     assert ledger[["delta_ref", "epsilon_at_delta_ref", "curve", "randomness"]].notna().all().all()

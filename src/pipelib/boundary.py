@@ -63,8 +63,6 @@ ROLES = {
 RELEASES = {"nfdp_sample": re.compile(r"\.ledger\.json$"), "distill_release": re.compile(r".")}
 # Outputs of the federation and the baseline that hold parties' private state (their final models).
 PRIVATE_OUTPUTS = {"fedmd": re.compile(r"/models\.pt$"), "centralized": re.compile(r"/model\.pt$")}
-# Never an input of any rule: logs, benchmarks and resume checkpoints (they hold private state).
-NEVER_READ = re.compile(r"(^|/)results/(logs|benchmarks)/|resume\.pt$")
 # The kinds of file each role may read (``data``: a dealer's table, checked by content as well).
 MAY_READ = {
     "dealer": {"source", "data", "summary"},
@@ -78,9 +76,22 @@ MAY_READ = {
 }
 ROW_CHECKED = {"public", "server", "report"}  # roles whose data tables must hold no private row
 PARTY = re.compile(r"party-(\d+)")
-INGESTED = re.compile(r"results/data/(?P<dataset>[^/]+)/(?P<split>[^/]+)\.parquet$")
-SCENARIO_TABLE = re.compile(r"results/(partitions|samples)/(?P<scenario>[^/]+)/")
-PUBLIC_TABLES = re.compile(r"results/partitions/[^/]+/(public|test)\.parquet$")  # hold no private row by design
+
+
+class Layout:
+    """Where things are under a preset's results folder (config key ``results_dir``)."""
+
+    def __init__(self, results_dir: str = "results"):
+        r = re.escape(results_dir.rstrip("/"))
+        self.results_dir = results_dir.rstrip("/")
+        # never an input of any rule: logs, benchmarks and resume checkpoints (they hold private state)
+        self.never_read = re.compile(rf"^{r}/(logs|benchmarks)/|resume\.pt$")
+        self.ingested = re.compile(rf"^{r}/data/(?P<dataset>[^/]+)/(?P<split>[^/]+)\.parquet$")
+        self.scenario_table = re.compile(rf"^{r}/(partitions|samples)/(?P<scenario>[^/]+)/")
+        self.public_tables = re.compile(rf"^{r}/partitions/[^/]+/(public|test)\.parquet$")  # no private row
+
+    def partition(self, scenario: str, name: str) -> str:
+        return f"{self.results_dir}/partitions/{scenario}/{name}"
 
 
 @dataclass
@@ -130,8 +141,8 @@ def _kind(path: str, producer: Job | None) -> str:
 class Rows:
     """Row ids (dataset, split, index) of data tables and of scenarios' private pools, read once."""
 
-    def __init__(self, root: Path | None, scenarios: dict):
-        self.root, self.scenarios, self._cache = root, scenarios, {}
+    def __init__(self, root: Path | None, scenarios: dict, layout: Layout):
+        self.root, self.scenarios, self.layout, self._cache = root, scenarios, layout, {}
 
     def of_table(self, path: str) -> set | None:
         """The rows a data table holds; None when it cannot be known."""
@@ -149,10 +160,10 @@ class Rows:
                 frame = pq.read_table(full, columns=[c for c in ("split", "index") if c in names]).to_pandas()
                 splits = frame["split"] if "split" in frame else [meta.get("split")] * len(frame)
                 rows = set(zip([meta["dataset"]] * len(frame), splits, frame["index"].tolist()))
-        elif INGESTED.search(path):  # not on disk: an ingested table holds every row of its dataset
-            rows = {(INGESTED.search(path)["dataset"], "*", "*")}
-        elif SCENARIO_TABLE.search(path) and not PUBLIC_TABLES.search(path):  # a partition's or sample's table
-            scenario = SCENARIO_TABLE.search(path)["scenario"]
+        elif self.layout.ingested.search(path):  # not on disk: an ingested table holds every row of its dataset
+            rows = {(self.layout.ingested.search(path)["dataset"], "*", "*")}
+        elif self.layout.scenario_table.search(path) and not self.layout.public_tables.search(path):
+            scenario = self.layout.scenario_table.search(path)["scenario"]  # a partition's or a sample's table
             rows = {(self.scenarios[scenario]["private"], "*", "*")} if scenario in self.scenarios else None
         self._cache[path] = rows
         return rows
@@ -161,7 +172,7 @@ class Rows:
         """The scenario's private pool: the rows dealt to parties (or, without files, its private dataset)."""
         key = ("private", scenario)
         if key not in self._cache:
-            path = self.root / f"results/partitions/{scenario}/assignment.parquet" if self.root else None
+            path = self.root / self.layout.partition(scenario, "assignment.parquet") if self.root else None
             if path is not None and path.is_file():
                 import pyarrow.parquet as pq
 
@@ -176,7 +187,7 @@ class Rows:
         return self._cache[key]
 
     def party(self, scenario: str, party: str) -> set | None:
-        return self.of_table(f"results/partitions/{scenario}/party-{party}.parquet")
+        return self.of_table(self.layout.partition(scenario, f"party-{party}.parquet"))
 
 
 def _overlap(a: set, b: set) -> bool:
@@ -215,20 +226,22 @@ def served_scenarios(jobs: list[Job]) -> dict[int, set]:
     return {id(j): serve(j) for j in jobs}
 
 
-def check(jobs: list[Job], scenarios: dict, root: Path | None = None) -> list[str]:
+def check(jobs: list[Job], scenarios: dict, root: Path | None = None, results_dir: str = "results") -> list[str]:
     """Every violation of the boundary in ``jobs`` (empty when the DAG keeps it).  ``scenarios``: the
-    config's scenarios; ``root``: the working directory whose files to check by content (None: by name)."""
+    config's scenarios; ``root``: the working directory whose files to check by content (None: by name);
+    ``results_dir``: the config's results folder."""
     problems = rule_roles(sorted({j.rule for j in jobs}))
     producer = {o: j for j in jobs for o in j.outputs}
     serves = served_scenarios(jobs)
-    rows = Rows(Path(root) if root is not None else None, scenarios)
+    layout = Layout(results_dir)
+    rows = Rows(Path(root) if root is not None else None, scenarios, layout)
     for job in jobs:
         role = ROLES.get(job.rule)
         if role is None:
             continue
         for path in job.inputs:
             where = f"{job.rule} ({role}) reads {path}"
-            if NEVER_READ.search(path):
+            if layout.never_read.search(path):
                 problems.append(f"{where}: logs, benchmarks and checkpoints are never inputs")
                 continue
             kind = _kind(path, producer.get(path))

@@ -1,6 +1,6 @@
 """Command line: ``pipelib nfdp`` (NFDP guarantee, or the largest k for a target), ``pipelib check-config``
-(validate config files the way the workflow does), ``pipelib sync-readme`` (copy the generated headline
-tables into README.md)."""
+(validate config files the way the workflow does), ``pipelib verify`` (check every output under a results
+folder), ``pipelib sync-readme`` (copy the generated headline tables into README.md)."""
 
 from __future__ import annotations
 
@@ -30,11 +30,25 @@ def _nfdp(args) -> int:
 
 
 def _check_config(args) -> int:
+    """Validate config files as the workflow would: a preset alone is merged over config.yaml."""
+    from pathlib import Path
+
     from .config import load, validate
 
-    validate(load(*args.files))
-    print(f"ok: {' + '.join(args.files)}")
+    files = list(args.files)
+    if Path(files[0]).name != "config.yaml" and Path("config.yaml").is_file():
+        files.insert(0, "config.yaml")
+    validate(load(*files))
+    print(f"ok: {' + '.join(files)}")
     return 0
+
+
+def _verify(args) -> int:
+    from .verify import report
+
+    text, status = report(args.results_dir)
+    print(text)
+    return status
 
 
 def _sync_readme(args) -> int:
@@ -58,6 +72,9 @@ def main(argv=None) -> int:
     c = sub.add_parser("check-config", help="validate config files (later ones override earlier ones)")
     c.add_argument("files", nargs="+")
     c.set_defaults(func=_check_config)
+    v = sub.add_parser("verify", help="check every output under a results folder; print how to rebuild what is broken")
+    v.add_argument("results_dir", nargs="?", default="results", help="the folder (default: results)")
+    v.set_defaults(func=_verify)
     r = sub.add_parser("sync-readme", help="copy a generated headline page into README.md's headline block")
     r.add_argument("--headline", default="docs/reproduction/reduced/headline.md")
     r.add_argument("--readme", default="README.md")

@@ -1,4 +1,5 @@
-"""Configuration: JSON-schema validation with errors that name the key and the allowed values."""
+"""Configuration: loading with errors that name the file, line and column; JSON-schema validation with
+errors that name the key and the allowed values; the scenarios and rows a config selects to run."""
 
 from __future__ import annotations
 
@@ -35,13 +36,57 @@ def schema() -> dict:
     return _vocab(yaml.safe_load(resources.files(__package__).joinpath("config.schema.yaml").read_text()))
 
 
+def read_yaml(path) -> dict:
+    """One YAML config file; a syntax error names the file, line and column."""
+    try:
+        with open(path) as f:
+            data = yaml.safe_load(f)
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown position"
+        raise ConfigError(f"{path}: YAML syntax error at {where}: {err.problem or err.context}") from None
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{path}: not valid YAML: {err}") from None
+    except OSError as err:
+        raise ConfigError(f"cannot read config file {path}: {err.strerror}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: a config file must map keys to values (found a {type(data).__name__})")
+    return data
+
+
 def load(*paths) -> dict:
     """Load YAML config files, later ones deep-merged over earlier ones (as Snakemake does)."""
     config: dict = {}
     for path in paths:
-        with open(path) as f:
-            _merge(config, yaml.safe_load(f) or {})
+        _merge(config, read_yaml(path))
     return config
+
+
+def explain_yaml_errors() -> None:
+    """Make Snakemake's own config loading (``configfile:``, ``--configfile``) report a YAML syntax error
+    with its file, line and column; Snakemake alone says only that the file is not valid YAML.
+    The workflow profiles call this (their ``__definitions__`` run before any config file is read)."""
+    import snakemake.common.configfile as snake_config
+
+    if getattr(snake_config, "_pipelib_explains", False):
+        return
+    original = snake_config._load_configfile
+
+    def load_configfile(path_or_obj, filetype="Config"):
+        try:
+            return original(path_or_obj, filetype)
+        except Exception as err:
+            if isinstance(path_or_obj, (str, bytes)) or hasattr(path_or_obj, "__fspath__"):
+                try:
+                    read_yaml(path_or_obj)
+                except ConfigError as detail:
+                    raise type(err)(str(detail)) from None
+            raise
+
+    snake_config._load_configfile = load_configfile
+    snake_config._pipelib_explains = True
 
 
 def _merge(base: dict, update: dict) -> None:
@@ -89,6 +134,19 @@ def validate(config: dict) -> dict:
 
 def _cross_check(config: dict) -> list[str]:
     problems = []
+    for section in ("scenarios", "table2"):
+        keep = config["run"][section]
+        unknown = [] if keep == "all" else sorted(set(keep) - set(config[section]))
+        if unknown:
+            problems.append(
+                f"config key run.{section}: {unknown} are not defined; defined: {', '.join(config[section])}"
+            )
+    running = selected(config, "scenarios")
+    for key, scenario in [
+        (f"table2.{label}", spec["scenario"]) for label, spec in selected(config, "table2").items()
+    ] + [(f"rknn.table.{i}", row["scenario"]) for i, row in enumerate(config["rknn"]["table"])]:
+        if scenario in config["scenarios"] and scenario not in running:
+            problems.append(f"config key {key} needs scenario {scenario!r}, which run.scenarios leaves out")
     tasks = config["tasks"]
     for name, sc in config["scenarios"].items():
         key = f"scenarios.{name}"
@@ -139,6 +197,12 @@ def _cross_check(config: dict) -> list[str]:
                 f"softmax or argmax (it is logits)"
             )
     return problems
+
+
+def selected(config: dict, section: str) -> dict:
+    """The entries of ``config[section]`` (scenarios or table2) that ``run.<section>`` keeps."""
+    keep = config["run"][section]
+    return dict(config[section]) if keep == "all" else {k: v for k, v in config[section].items() if k in keep}
 
 
 def scenario_seed(config: dict, name: str) -> int:

@@ -45,6 +45,50 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
             os.unlink(tmp)
 
 
+class DamagedFileError(OSError):
+    """A stage's input could not be read: it is damaged or incomplete (the message says how to rebuild it)."""
+
+
+def _readable(path, reader):
+    """``reader()``, or a DamagedFileError naming ``path`` and how to rebuild it."""
+    try:
+        return reader()
+    except FileNotFoundError:
+        raise
+    except Exception as err:  # Arrow, numpy, torch, JSON and CSV readers raise many kinds
+        raise DamagedFileError(
+            f"cannot read {path}: {type(err).__name__}: {err}. The file is damaged or incomplete. "
+            f"Rebuild it with `.venv/bin/snakemake --cores 2 --force {path}` (add the --configfile you ran "
+            f"with), then run your target again: what depends on it re-runs. "
+            f"`pipelib verify` lists every damaged output."
+        ) from None
+
+
+def read_table(path, columns=None) -> pa.Table:
+    """A Parquet table (errors name the file and how to rebuild it)."""
+    return _readable(path, lambda: pq.read_table(path, columns=columns))
+
+
+def read_rows(path) -> int:
+    """A Parquet table's row count, from its footer."""
+    return _readable(path, lambda: pq.read_metadata(path).num_rows)
+
+
+def read_csv(path) -> pd.DataFrame:
+    return _readable(path, lambda: pd.read_csv(path))
+
+
+def load_npy(path) -> np.ndarray:
+    return _readable(path, lambda: np.load(path))
+
+
+def load_torch(path):
+    """A torch file (model or checkpoint) on the CPU."""
+    import torch
+
+    return _readable(path, lambda: torch.load(path, map_location="cpu", weights_only=False))
+
+
 def write_json(obj, path) -> None:
     """Write ``obj`` as indented, key-sorted JSON, atomically."""
     with atomic_path(path) as tmp:
@@ -59,7 +103,7 @@ def save_npy(array: np.ndarray, path) -> None:
 
 
 def read_json(path):
-    return json.loads(Path(path).read_text())
+    return _readable(path, lambda: json.loads(Path(path).read_text()))
 
 
 def write_csv(df: pd.DataFrame, path) -> None:
@@ -95,22 +139,30 @@ def image_table(columns: dict[str, np.ndarray | list], images: np.ndarray, meta:
     return pa.Table.from_arrays(arrays + [pixels], names=names + ["pixels"]).replace_schema_metadata(schema_meta)
 
 
+WRITTEN_KEY = b"pipelib.written"  # what write_table wrote: rows and columns, checked by `pipelib verify`
+
+
 def write_table(table: pa.Table, path) -> None:
-    """Write a Parquet table atomically (zstd-compressed)."""
+    """Write a Parquet table atomically (zstd-compressed), recording its row count and columns."""
+    written = json.dumps({"rows": table.num_rows, "columns": table.column_names}).encode()
+    table = table.replace_schema_metadata({**(table.schema.metadata or {}), WRITTEN_KEY: written})
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp, compression="zstd")
 
 
 def table_meta(table_or_path) -> dict:
     """The ``pipelib`` metadata dict of an image table (or of the Parquet file at a path)."""
-    schema = table_or_path.schema if isinstance(table_or_path, pa.Table) else pq.read_schema(table_or_path)
+    if isinstance(table_or_path, pa.Table):
+        schema = table_or_path.schema
+    else:
+        schema = _readable(table_or_path, lambda: pq.read_schema(table_or_path))
     raw = (schema.metadata or {}).get(META_KEY)
     return json.loads(raw) if raw else {}
 
 
 def read_images(path) -> tuple[pd.DataFrame, np.ndarray, dict]:
     """Read an image table: (non-pixel columns as a DataFrame, images (N, H, W, C) uint8, metadata)."""
-    table = pq.read_table(path)
+    table = read_table(path)
     meta = table_meta(table)
     images = pixels_of(table, meta["shape"])
     frame = table.drop(["pixels"]).to_pandas()

@@ -16,7 +16,6 @@ from torch import nn
 
 from .io import save_npy
 from .train import loop
-from .train.checkpoint import resumable_epochs
 from .train.models import build
 from .vocab import ENCODER_KINDS
 
@@ -136,7 +135,6 @@ def train_simclr(
     lr: float,
     temperature: float,
     gen: torch.Generator,
-    log=None,
     checkpoint=None,
     fingerprint: str = "",
 ) -> Encoder:
@@ -144,11 +142,21 @@ def train_simclr(
     encoder = Encoder(arch, x_u8.shape[1:], dim)
     model = loop.prepare(SimCLR(encoder), x_u8.device)
     opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=1e-6)
-    dummy = torch.zeros(len(x_u8), dtype=torch.long, device=x_u8.device)
-    for epoch in resumable_epochs(epochs, checkpoint, fingerprint, model, opt, gen, []):
-        stats = loop.fit(model, opt, x_u8, dummy, lambda z, _: nt_xent(z, temperature), 1, batch, gen)
-        if log:
-            log.info("simclr epoch %d/%d: loss %.4f (%.0f img/s)", epoch + 1, epochs, stats["loss"], stats["img_per_s"])
+    from .train.supervised import TrainSettings, train_supervised
+
+    dummy = torch.zeros(len(x_u8), dtype=torch.long, device=x_u8.device)  # no labels: the loss pairs the views
+    train_supervised(
+        model,
+        opt,
+        x_u8,
+        dummy,
+        TrainSettings(epochs, batch, lr),
+        gen,
+        name="simclr",
+        loss=lambda z, _: nt_xent(z, temperature),
+        checkpoint=checkpoint,
+        fingerprint=fingerprint,
+    )
     return encoder.eval()
 
 
@@ -170,7 +178,9 @@ def save_encoder(encoder: Encoder, path) -> None:
 
 
 def load_encoder(path) -> Encoder:
-    state = torch.load(path, map_location="cpu", weights_only=False)
+    from .io import load_torch
+
+    state = load_torch(path)
     encoder = Encoder(state["arch"], state["in_shape"], state["dim"])
     encoder.load_state_dict(state["state_dict"])
     return encoder
@@ -188,7 +198,6 @@ def train_encoder(
     checkpoint=None,
 ) -> None:
     """Fit the encoder ``name`` (SimCLR) on the scenario's public images only (no labels)."""
-    import logging
 
     from .data.loaders import load_public
     from .seeding import rng, torch_seed
@@ -212,7 +221,6 @@ def train_encoder(
         settings["lr"],
         settings["temperature"],
         gen,
-        logging.getLogger(__name__),
         checkpoint,
         fp,
     )

@@ -1,4 +1,5 @@
 # Config validation, wildcard constraints, code digests and the path helpers every rules file uses.
+import os
 import re
 import sys
 from pathlib import Path
@@ -7,7 +8,7 @@ from snakemake.exceptions import WorkflowError
 
 from pipelib import vocab
 from pipelib.boundary import rule_roles
-from pipelib.config import ConfigError, scenario_seed, validate
+from pipelib.config import ConfigError, scenario_seed, selected, validate
 from pipelib.data import ingest as raw
 from pipelib.provenance import code_digest
 from pipelib.train.models import ARCH_PATTERN
@@ -18,9 +19,10 @@ except ConfigError as err:
     raise WorkflowError(str(err)) from None
 
 DATA_ROOT = Path(config["data_root"])
-SCENARIOS = config["scenarios"]
+RESULTS = Path(config["results_dir"]).as_posix()  # without a trailing slash
+SCENARIOS = selected(config, "scenarios")
 FEDMD = config["fedmd"]
-TABLE2 = config["table2"]
+TABLE2 = selected(config, "table2")
 RKNN = config["rknn"]
 EPS = r"(0|[1-9][0-9]*)\.([0-9]*[1-9]|0)"  # canonical float text (repr): '0.1', '1.0', never '1' or '0.10'
 NOISY = [m for m in vocab.MECHANISMS if m != "none"]
@@ -52,15 +54,17 @@ wildcard_constraints:
     lmech="(" + alternatives(vocab.LOCAL_MECHANISMS) + f")-eps{EPS}",
 
 
+def res(path):
+    """A path under this preset's results folder (config key results_dir)."""
+    return f"{RESULTS}/{path}"
+
+
 def check_roles():
     """Every rule plays a declared role in the threat model (pipelib.boundary.ROLES), or nothing runs."""
     problems = rule_roles([r.name for r in workflow.rules])
     if problems:
-        raise WorkflowError(
-            "; ".join(problems)
-            + ": add it with its role (dealer, party, curator, public, "
-            "server, federation, baseline, report)"
-        )
+        roles = "dealer, party, curator, public, server, federation, baseline, report"
+        raise WorkflowError(f"{'; '.join(problems)}: add it with its role ({roles})")
 
 
 def code(script):
@@ -71,24 +75,122 @@ def code(script):
     return code_digest(Path(workflow.basedir) / "workflow" / "scripts" / script)
 
 
-def raw_inputs(wildcards):
-    """The raw files a dataset's ingest reads; a clear error if they are missing (download off).
+RAW_VIEW = Path(".snakemake/pipelib/raw")
 
-    They are marked ancient: their content is verified by checksum, so a re-copied data root (new
-    mtimes, same bytes) must not re-run the whole chain. After replacing raw files, `--forcerun ingest`.
+
+def raw_inputs(wildcards):
+    """The raw files a dataset's ingest reads, seen through links under .snakemake/pipelib/raw/ that
+    point into the data root: the input paths stay the same wherever the data root is, so a
+    byte-identical copy elsewhere re-runs nothing (the ingest's params hold the files' content digest,
+    and a damaged file stops the run before any job). Marked ancient: new modification times of the same
+    bytes re-run nothing either. A clear error names the missing files (download off).
     """
     spec = raw.dataset(wildcards.dataset)
     if config["download"] and spec.torchvision:
         return [
             ancient(str(DATA_ROOT / rel)) for rel in spec.files()
         ]  # made by rule download
-    return [
-        ancient(str(p)) for p in raw.raw_files(wildcards.dataset, DATA_ROOT).values()
+    links = []
+    for rel, path in raw.raw_files(wildcards.dataset, DATA_ROOT).items():
+        link = RAW_VIEW / wildcards.dataset / rel.split("/", 1)[1]
+        link = link.with_name(
+            Path(path).name
+        )  # a LEAF shard may be stored uncompressed
+        target = str(Path(path).resolve())
+        if not link.is_symlink() or os.readlink(link) != target:
+            link.parent.mkdir(parents=True, exist_ok=True)
+            tmp = link.with_name(f".{link.name}.tmp")
+            tmp.unlink(missing_ok=True)
+            tmp.symlink_to(target)
+            tmp.replace(link)
+        links.append(ancient(str(link)))
+    return links
+
+
+MD5_CACHE = raw.Md5Cache(".snakemake/pipelib/md5-cache.json")
+
+
+def raw_content(dataset):
+    """The content digest of a dataset's raw files (md5 of each, checked against the known sums)."""
+    if (
+        config["download"]
+        and raw.dataset(dataset).torchvision
+        and not (DATA_ROOT / raw.dataset(dataset).folder).is_dir()
+    ):
+        return "to be downloaded"
+    try:
+        digest = raw.content_digest(
+            dataset, DATA_ROOT, verify=config["verify_checksums"], cache=MD5_CACHE
+        )
+    except (raw.ChecksumError, raw.MissingDataError) as err:
+        raise WorkflowError(
+            f"{err}\nNo job was started; the results already computed are untouched."
+        ) from None
+    MD5_CACHE.save()
+    return digest
+
+
+def check_devices():
+    """A device setting this machine cannot honour fails before any job (and before any output is lost)."""
+    wanted = [
+        f"{section}.device"
+        for section in ("fedmd", "rknn")
+        if config[section]["device"] == "cuda"
     ]
+    if wanted:
+        import torch
+
+        if not torch.cuda.is_available():
+            raise WorkflowError(
+                f"{', '.join(wanted)} = cuda, but torch sees no CUDA GPU on this machine; "
+                "set it to auto or cpu. No job was started."
+            )
+
+
+RUN_START = [0.0]
+
+
+def summarize_run():
+    """After a successful run: which tables and pages it wrote, with their headline numbers."""
+    from pipelib.report.pages import run_summary
+
+    print(
+        run_summary(RESULTS, RUN_START[0], f"docs/reproduction/{config['preset']}"),
+        file=sys.stderr,
+    )
+
+
+def announce_plan():
+    """Before the first job: the planned compute per training stage with its estimated time on this
+    machine, a warning when --cores exceeds the machine's cores, and a stop (nothing started) when a
+    run without a GPU would take longer than max_cpu_hours."""
+    import time
+
+    from pipelib import plan
+
+    RUN_START[0] = time.time()
+    jobs = [(job.rule.name, dict(job.wildcards)) for job in workflow.dag.needrun_jobs()]
+    cores = int(workflow.resource_settings.cores or 1)
+    machine = os.cpu_count() or 1
+    if cores > machine:
+        print(
+            f"pipelib: --cores {cores} but this machine has {machine} CPU cores: jobs will share them "
+            f"(use --cores {machine} or --cores all)",
+            file=sys.stderr,
+        )
+    p = plan.make_plan(jobs, config, RESULTS, min(cores, machine))
+    if p.stages:
+        print(
+            f"pipelib: planned training of this run (preset {config['preset']}, results in {RESULTS}/; "
+            f"{p.hardware}):\n{p.table()}",
+            file=sys.stderr,
+        )
+    if plan.cpu_too_long(p, config["max_cpu_hours"]):
+        raise WorkflowError(plan.stop_message(p, config))
 
 
 def ingested(dataset):
-    return {split: f"results/data/{dataset}/{split}.parquet" for split in vocab.SPLITS}
+    return {split: res(f"data/{dataset}/{split}.parquet") for split in vocab.SPLITS}
 
 
 def scenario_inputs(wildcards):
@@ -112,7 +214,7 @@ def party_ids(scenario):
 
 
 def partition_dir(scenario):
-    return f"results/partitions/{scenario}"
+    return res(f"partitions/{scenario}")
 
 
 def party_table(scenario, party):
@@ -127,7 +229,7 @@ def public_inputs(wildcards):
 
 
 def sample_dir(scenario, sampling, k):
-    return f"results/samples/{scenario}/{sampling}-k{k}"
+    return res(f"samples/{scenario}/{sampling}-k{k}")
 
 
 def nfdp_samples():
@@ -149,7 +251,7 @@ def ingest_targets():
     for name in wanted:
         present = (DATA_ROOT / raw.dataset(name).folder).is_dir()
         if name in used or present or config["download"]:
-            targets.append(f"results/data/{name}/class_counts.csv")
+            targets.append(res(f"data/{name}/class_counts.csv"))
         else:
             print(
                 f"pipelib: skipping dataset {name!r}: {DATA_ROOT / raw.dataset(name).folder} is absent "
@@ -169,11 +271,11 @@ def preset_command(target):
 def all_targets():
     return [
         *ingest_targets(),
-        "results/partitions.csv",
-        "results/privacy_ledger.csv",
-        "results/table2.csv",
-        "results/table_rknn.csv",
-        "results/compare.csv",
+        res("partitions.csv"),
+        res("privacy_ledger.csv"),
+        res("table2.csv"),
+        res("table_rknn.csv"),
+        res("compare.csv"),
         f"docs/reproduction/{config['preset']}/table2.md",
     ]
 
@@ -196,7 +298,9 @@ def party_archs(scenario):
 
 
 def pretrained(scenario, arch):
-    return f"results/pretrain/{SCENARIOS[scenario]['public']}/{arch}-c{n_outputs(scenario)}.pt"
+    return res(
+        f"pretrain/{SCENARIOS[scenario]['public']}/{arch}-c{n_outputs(scenario)}.pt"
+    )
 
 
 def fedmd_inputs(wildcards):
@@ -247,13 +351,13 @@ def table2_rows():
 
 
 def fedmd_dir(label, run):
-    return f"results/fedmd/{TABLE2[label]['scenario']}/{FEDMD['answer']}/{run}"
+    return res(f"fedmd/{TABLE2[label]['scenario']}/{FEDMD['answer']}/{run}")
 
 
 def centralized_runs():
     """(dataset label, arch, result dir) of every centralized baseline Table 2 needs."""
     return [
-        (label, arch, f"results/centralized/{spec['scenario']}/{arch}")
+        (label, arch, res(f"centralized/{spec['scenario']}/{arch}"))
         for label, spec in TABLE2.items()
         for arch in sorted(set(party_archs(spec["scenario"])))
     ]
@@ -264,7 +368,7 @@ RKNN_GPUS = 0 if RKNN["device"] == "cpu" else 1
 
 
 def represent_dir(scenario, encoder):
-    return f"results/represent/{scenario}/{encoder}"
+    return res(f"represent/{scenario}/{encoder}")
 
 
 def encoder_model(wildcards):
@@ -305,7 +409,7 @@ def teacher_kind(wc):
 
 
 def distill_dir(scenario, teacher, mech=None):
-    d = f"results/distill/{scenario}/{teacher}"
+    d = res(f"distill/{scenario}/{teacher}")
     return d if mech is None else f"{d}/{mech}"
 
 
@@ -354,7 +458,12 @@ def aggregate_inputs(wc):
 def release_files():
     """Every file in which privatizing jobs recorded the guarantees of their releases (for NFDP, the
     per-sample ledger that collects its parties' records)."""
-    files = [f"{sample_dir(*key)}/ledger.csv" for key in nfdp_samples()]
+    samples = nfdp_samples() + [  # and the samples Table 2's NFDP rows draw (their k may be only there)
+        (spec["scenario"], spec["sampling"], k)
+        for spec in TABLE2.values()
+        for k in spec["k"]
+    ]
+    files = [f"{sample_dir(*key)}/ledger.csv" for key in dict.fromkeys(samples)]
     files += [f"{fedmd_dir(label, run)}/releases.json" for label, run in table2_rows()]
     for row, d in rknn_rows():
         local = is_local(mechanism_dir(row))

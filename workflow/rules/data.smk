@@ -12,9 +12,9 @@ if config["download"]:
                 for rel in raw.DATASETS[name].files()
             ],
         log:
-            "results/logs/download/download.log",
+            res("logs/download/download.log"),
         benchmark:
-            "results/benchmarks/download/download.tsv"
+            res("benchmarks/download/download.tsv")
         conda:
             "../envs/pipelib.yaml"
         threads: 1
@@ -33,14 +33,14 @@ rule ingest:
     input:
         raw=raw_inputs,
     output:
-        train="results/data/{dataset}/train.parquet",
-        test="results/data/{dataset}/test.parquet",
-        counts="results/data/{dataset}/class_counts.csv",
-        summary="results/data/{dataset}/summary.json",
+        train=res("data/{dataset}/train.parquet"),
+        test=res("data/{dataset}/test.parquet"),
+        counts=res("data/{dataset}/class_counts.csv"),
+        summary=res("data/{dataset}/summary.json"),
     log:
-        "results/logs/ingest/{dataset}.log",
+        res("logs/ingest/{dataset}.log"),
     benchmark:
-        "results/benchmarks/ingest/{dataset}.tsv"
+        res("benchmarks/ingest/{dataset}.tsv")
     conda:
         "../envs/pipelib.yaml"
     threads: 1
@@ -49,7 +49,9 @@ rule ingest:
         runtime=20,
     params:
         code=code("ingest.py"),
-        data_root=config["data_root"],
+        # the raw files' content, not where they lie: a copy of the data root elsewhere re-runs nothing;
+        # computing it checks every md5, so a damaged file stops the run before any job starts
+        raw=lambda wc: raw_content(wc.dataset),
         verify=config["verify_checksums"],
     script:
         "../scripts/ingest.py"
@@ -59,14 +61,14 @@ rule partition:
     input:
         unpack(scenario_inputs),
     output:
-        assignment="results/partitions/{scenario}/assignment.parquet",
-        public="results/partitions/{scenario}/public.parquet",
-        test="results/partitions/{scenario}/test.parquet",
-        summary="results/partitions/{scenario}/summary.json",
+        assignment=res("partitions/{scenario}/assignment.parquet"),
+        public=res("partitions/{scenario}/public.parquet"),
+        test=res("partitions/{scenario}/test.parquet"),
+        summary=res("partitions/{scenario}/summary.json"),
     log:
-        "results/logs/partition/{scenario}.log",
+        res("logs/partition/{scenario}.log"),
     benchmark:
-        "results/benchmarks/partition/{scenario}.tsv"
+        res("benchmarks/partition/{scenario}.tsv")
     conda:
         "../envs/pipelib.yaml"
     threads: 1
@@ -84,15 +86,15 @@ rule partition:
 
 rule party_data:
     input:
-        assignment="results/partitions/{scenario}/assignment.parquet",
+        assignment=res("partitions/{scenario}/assignment.parquet"),
         private_train=lambda wc: scenario_inputs(wc)["private_train"],
         private_test=lambda wc: scenario_inputs(wc)["private_test"],
     output:
-        "results/partitions/{scenario}/party-{party}.parquet",
+        res("partitions/{scenario}/party-{party}.parquet"),
     log:
-        "results/logs/party_data/{scenario}/party-{party}.log",
+        res("logs/party_data/{scenario}/party-{party}.log"),
     benchmark:
-        "results/benchmarks/party_data/{scenario}/party-{party}.tsv"
+        res("benchmarks/party_data/{scenario}/party-{party}.tsv")
     conda:
         "../envs/pipelib.yaml"
     threads: 1

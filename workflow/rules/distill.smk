@@ -14,11 +14,11 @@ rule distill_answers:
             }
         ),
     output:
-        "results/distill/{scenario}/{teacher}/answers/party-{party}.npy",
+        res("distill/{scenario}/{teacher}/answers/party-{party}.npy"),
     log:
-        "results/logs/distill_answers/{scenario}/{teacher}/party-{party}.log",
+        res("logs/distill_answers/{scenario}/{teacher}/party-{party}.log"),
     benchmark:
-        "results/benchmarks/distill_answers/{scenario}/{teacher}/party-{party}.tsv"
+        res("benchmarks/distill_answers/{scenario}/{teacher}/party-{party}.tsv")
     conda:
         "../envs/pipelib.yaml"
     threads: 1
@@ -40,12 +40,14 @@ rule distill_release:
             }
         ),
     output:
-        release="results/distill/{scenario}/{teacher}/{lmech}/release/party-{party}.json",
-        guarantee="results/distill/{scenario}/{teacher}/{lmech}/release/party-{party}.guarantee.json",
+        release=res("distill/{scenario}/{teacher}/{lmech}/release/party-{party}.json"),
+        guarantee=res(
+            "distill/{scenario}/{teacher}/{lmech}/release/party-{party}.guarantee.json"
+        ),
     log:
-        "results/logs/distill_release/{scenario}/{teacher}/{lmech}/party-{party}.log",
+        res("logs/distill_release/{scenario}/{teacher}/{lmech}/party-{party}.log"),
     benchmark:
-        "results/benchmarks/distill_release/{scenario}/{teacher}/{lmech}/party-{party}.tsv"
+        res("benchmarks/distill_release/{scenario}/{teacher}/{lmech}/party-{party}.tsv")
     conda:
         "../envs/pipelib.yaml"
     threads: 1
@@ -67,12 +69,14 @@ rule distill_curate:
             for i in party_ids(wc.scenario)
         ],
     output:
-        release="results/distill/{scenario}/{teacher}/{cmech}/release/curated.npy",
-        guarantee="results/distill/{scenario}/{teacher}/{cmech}/release/curated.guarantee.json",
+        release=res("distill/{scenario}/{teacher}/{cmech}/release/curated.npy"),
+        guarantee=res(
+            "distill/{scenario}/{teacher}/{cmech}/release/curated.guarantee.json"
+        ),
     log:
-        "results/logs/distill_curate/{scenario}/{teacher}/{cmech}.log",
+        res("logs/distill_curate/{scenario}/{teacher}/{cmech}.log"),
     benchmark:
-        "results/benchmarks/distill_curate/{scenario}/{teacher}/{cmech}.tsv"
+        res("benchmarks/distill_curate/{scenario}/{teacher}/{cmech}.tsv")
     conda:
         "../envs/pipelib.yaml"
     threads: 1
@@ -91,12 +95,12 @@ rule distill_aggregate:
     input:
         unpack(aggregate_inputs),
     output:
-        counts="results/distill/{scenario}/{teacher}/{mech}/counts.npy",
-        summary="results/distill/{scenario}/{teacher}/{mech}/aggregate.json",
+        counts=res("distill/{scenario}/{teacher}/{mech}/counts.npy"),
+        summary=res("distill/{scenario}/{teacher}/{mech}/aggregate.json"),
     log:
-        "results/logs/distill_aggregate/{scenario}/{teacher}/{mech}.log",
+        res("logs/distill_aggregate/{scenario}/{teacher}/{mech}.log"),
     benchmark:
-        "results/benchmarks/distill_aggregate/{scenario}/{teacher}/{mech}.tsv"
+        res("benchmarks/distill_aggregate/{scenario}/{teacher}/{mech}.tsv")
     conda:
         "../envs/pipelib.yaml"
     threads: 1
@@ -118,11 +122,11 @@ rule distill_label:
             }
         ),
     output:
-        "results/distill/{scenario}/{teacher}/{mech}/labels.parquet",
+        res("distill/{scenario}/{teacher}/{mech}/labels.parquet"),
     log:
-        "results/logs/distill_label/{scenario}/{teacher}/{mech}.log",
+        res("logs/distill_label/{scenario}/{teacher}/{mech}.log"),
     benchmark:
-        "results/benchmarks/distill_label/{scenario}/{teacher}/{mech}.tsv"
+        res("benchmarks/distill_label/{scenario}/{teacher}/{mech}.tsv")
     conda:
         "../envs/pipelib.yaml"
     threads: 1
@@ -138,16 +142,16 @@ rule distill_label:
 rule distill_student:
     input:
         unpack(public_inputs),
-        labels="results/distill/{scenario}/{teacher}/{mech}/labels.parquet",
-        summary="results/distill/{scenario}/{teacher}/{mech}/aggregate.json",
-        test="results/partitions/{scenario}/test.parquet",
+        labels=res("distill/{scenario}/{teacher}/{mech}/labels.parquet"),
+        summary=res("distill/{scenario}/{teacher}/{mech}/aggregate.json"),
+        test=res("partitions/{scenario}/test.parquet"),
     output:
-        result="results/distill/{scenario}/{teacher}/{mech}/result.json",
-        model="results/distill/{scenario}/{teacher}/{mech}/student.pt",
+        result=res("distill/{scenario}/{teacher}/{mech}/result.json"),
+        model=res("distill/{scenario}/{teacher}/{mech}/student.pt"),
     log:
-        "results/logs/distill_student/{scenario}/{teacher}/{mech}.log",
+        res("logs/distill_student/{scenario}/{teacher}/{mech}.log"),
     benchmark:
-        "results/benchmarks/distill_student/{scenario}/{teacher}/{mech}.tsv"
+        res("benchmarks/distill_student/{scenario}/{teacher}/{mech}.tsv")
     conda:
         "../envs/pipelib.yaml"
     threads: RKNN["threads"]

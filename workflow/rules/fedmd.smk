@@ -4,15 +4,15 @@
 
 rule pretrain:
     input:
-        train="results/data/{public}/train.parquet",
-        test="results/data/{public}/test.parquet",
+        train=res("data/{public}/train.parquet"),
+        test=res("data/{public}/test.parquet"),
     output:
-        model="results/pretrain/{public}/{arch}-c{n_classes}.pt",
-        summary="results/pretrain/{public}/{arch}-c{n_classes}.json",
+        model=res("pretrain/{public}/{arch}-c{n_classes}.pt"),
+        summary=res("pretrain/{public}/{arch}-c{n_classes}.json"),
     log:
-        "results/logs/pretrain/{public}/{arch}-c{n_classes}.log",
+        res("logs/pretrain/{public}/{arch}-c{n_classes}.log"),
     benchmark:
-        "results/benchmarks/pretrain/{public}/{arch}-c{n_classes}.tsv"
+        res("benchmarks/pretrain/{public}/{arch}-c{n_classes}.tsv")
     conda:
         "../envs/pipelib.yaml"
     threads: FEDMD["threads"]
@@ -26,7 +26,9 @@ rule pretrain:
         lr=FEDMD["lr"],
         device=FEDMD["device"],
         seed=config["seed"],
-        checkpoint=lambda wc: f"results/pretrain/{wc.public}/{wc.arch}-c{wc.n_classes}.resume.pt",
+        checkpoint=lambda wc: res(
+            f"pretrain/{wc.public}/{wc.arch}-c{wc.n_classes}.resume.pt"
+        ),
     script:
         "../scripts/pretrain.py"
 
@@ -35,14 +37,14 @@ rule fedmd:
     input:
         unpack(fedmd_inputs),
     output:
-        result="results/fedmd/{scenario}/{answer}/{run}/result.json",
-        rounds="results/fedmd/{scenario}/{answer}/{run}/rounds.parquet",
-        models="results/fedmd/{scenario}/{answer}/{run}/models.pt",
-        releases="results/fedmd/{scenario}/{answer}/{run}/releases.json",
+        result=res("fedmd/{scenario}/{answer}/{run}/result.json"),
+        rounds=res("fedmd/{scenario}/{answer}/{run}/rounds.parquet"),
+        models=res("fedmd/{scenario}/{answer}/{run}/models.pt"),
+        releases=res("fedmd/{scenario}/{answer}/{run}/releases.json"),
     log:
-        "results/logs/fedmd/{scenario}/{answer}/{run}.log",
+        res("logs/fedmd/{scenario}/{answer}/{run}.log"),
     benchmark:
-        "results/benchmarks/fedmd/{scenario}/{answer}/{run}.tsv"
+        res("benchmarks/fedmd/{scenario}/{answer}/{run}.tsv")
     conda:
         "../envs/pipelib.yaml"
     threads: FEDMD["threads"]
@@ -64,7 +66,7 @@ rule fedmd:
         ),
         preset=config["preset"],
         # progress is saved here after every round; a killed or pre-empted job resumes from it
-        checkpoint=lambda wc: f"results/fedmd/{wc.scenario}/{wc.answer}/{wc.run}/resume.pt",
+        checkpoint=lambda wc: res(f"fedmd/{wc.scenario}/{wc.answer}/{wc.run}/resume.pt"),
     script:
         "../scripts/fedmd.py"
 
@@ -73,14 +75,14 @@ rule centralized:
     input:
         parties=lambda wc: [party_table(wc.scenario, i) for i in party_ids(wc.scenario)],
         model=lambda wc: pretrained(wc.scenario, wc.arch),
-        test="results/partitions/{scenario}/test.parquet",
+        test=res("partitions/{scenario}/test.parquet"),
     output:
-        result="results/centralized/{scenario}/{arch}/result.json",
-        model="results/centralized/{scenario}/{arch}/model.pt",
+        result=res("centralized/{scenario}/{arch}/result.json"),
+        model=res("centralized/{scenario}/{arch}/model.pt"),
     log:
-        "results/logs/centralized/{scenario}/{arch}.log",
+        res("logs/centralized/{scenario}/{arch}.log"),
     benchmark:
-        "results/benchmarks/centralized/{scenario}/{arch}.tsv"
+        res("benchmarks/centralized/{scenario}/{arch}.tsv")
     conda:
         "../envs/pipelib.yaml"
     threads: FEDMD["threads"]
@@ -98,6 +100,6 @@ rule centralized:
         ).classes,
         seed=lambda wc: scenario_seed(config, wc.scenario),
         preset=config["preset"],
-        checkpoint=lambda wc: f"results/centralized/{wc.scenario}/{wc.arch}/resume.pt",
+        checkpoint=lambda wc: res(f"centralized/{wc.scenario}/{wc.arch}/resume.pt"),
     script:
         "../scripts/centralized.py"

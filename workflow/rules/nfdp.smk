@@ -7,12 +7,12 @@ rule nfdp_sample:
         # a party's job reads its own table and nothing else
         party=lambda wc: party_table(wc.scenario, wc.party),
     output:
-        sample="results/samples/{scenario}/{sampling}-k{k}/party-{party}.parquet",
-        ledger="results/samples/{scenario}/{sampling}-k{k}/party-{party}.ledger.json",
+        sample=res("samples/{scenario}/{sampling}-k{k}/party-{party}.parquet"),
+        ledger=res("samples/{scenario}/{sampling}-k{k}/party-{party}.ledger.json"),
     log:
-        "results/logs/nfdp_sample/{scenario}/{sampling}-k{k}/party-{party}.log",
+        res("logs/nfdp_sample/{scenario}/{sampling}-k{k}/party-{party}.log"),
     benchmark:
-        "results/benchmarks/nfdp_sample/{scenario}/{sampling}-k{k}/party-{party}.tsv"
+        res("benchmarks/nfdp_sample/{scenario}/{sampling}-k{k}/party-{party}.tsv")
     conda:
         "../envs/pipelib.yaml"
     threads: 1
@@ -34,11 +34,11 @@ rule nfdp_ledger:
             for party in party_ids(wc.scenario)
         ],
     output:
-        "results/samples/{scenario}/{sampling}-k{k}/ledger.csv",
+        res("samples/{scenario}/{sampling}-k{k}/ledger.csv"),
     log:
-        "results/logs/nfdp_ledger/{scenario}/{sampling}-k{k}.log",
+        res("logs/nfdp_ledger/{scenario}/{sampling}-k{k}.log"),
     benchmark:
-        "results/benchmarks/nfdp_ledger/{scenario}/{sampling}-k{k}.tsv"
+        res("benchmarks/nfdp_ledger/{scenario}/{sampling}-k{k}.tsv")
     conda:
         "../envs/pipelib.yaml"
     threads: 1

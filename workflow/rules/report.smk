@@ -3,13 +3,13 @@
 
 rule partition_summary:
     input:
-        expand("results/partitions/{scenario}/summary.json", scenario=SCENARIOS),
+        expand(res("partitions/{scenario}/summary.json"), scenario=SCENARIOS),
     output:
-        "results/partitions.csv",
+        res("partitions.csv"),
     log:
-        "results/logs/partition_summary.log",
+        res("logs/partition_summary.log"),
     benchmark:
-        "results/benchmarks/partition_summary.tsv"
+        res("benchmarks/partition_summary.tsv")
     conda:
         "../envs/pipelib.yaml"
     threads: 1
@@ -26,11 +26,11 @@ rule privacy_ledger:
     input:
         release_files(),
     output:
-        "results/privacy_ledger.csv",
+        res("privacy_ledger.csv"),
     log:
-        "results/logs/privacy_ledger.log",
+        res("logs/privacy_ledger.log"),
     benchmark:
-        "results/benchmarks/privacy_ledger.tsv"
+        res("benchmarks/privacy_ledger.tsv")
     conda:
         "../envs/pipelib.yaml"
     threads: 1
@@ -51,12 +51,12 @@ rule table2:
         rounds=[f"{fedmd_dir(*row)}/rounds.parquet" for row in table2_rows()],
         centralized=[f"{d}/result.json" for _, _, d in centralized_runs()],
     output:
-        csv="results/table2.csv",
-        rounds="results/table2_rounds.parquet",
+        csv=res("table2.csv"),
+        rounds=res("table2_rounds.parquet"),
     log:
-        "results/logs/table2.log",
+        res("logs/table2.log"),
     benchmark:
-        "results/benchmarks/table2.tsv"
+        res("benchmarks/table2.tsv")
     conda:
         "../envs/pipelib.yaml"
     threads: 1
@@ -80,11 +80,11 @@ rule table_rknn:
     input:
         [f"{d}/result.json" for _, d in rknn_rows()],
     output:
-        "results/table_rknn.csv",
+        res("table_rknn.csv"),
     log:
-        "results/logs/table_rknn.log",
+        res("logs/table_rknn.log"),
     benchmark:
-        "results/benchmarks/table_rknn.tsv"
+        res("benchmarks/table_rknn.tsv")
     conda:
         "../envs/pipelib.yaml"
     threads: 1
@@ -103,11 +103,11 @@ rule compare:
     input:
         result_files(),
     output:
-        "results/compare.csv",
+        res("compare.csv"),
     log:
-        "results/logs/compare.log",
+        res("logs/compare.log"),
     benchmark:
-        "results/benchmarks/compare.tsv"
+        res("benchmarks/compare.tsv")
     conda:
         "../envs/pipelib.yaml"
     threads: 1
@@ -123,16 +123,16 @@ rule compare:
 
 rule reproduction_pages:
     input:
-        table2="results/table2.csv",
-        table_rknn="results/table_rknn.csv",
+        table2=res("table2.csv"),
+        table_rknn=res("table_rknn.csv"),
     output:
         table2=f"docs/reproduction/{config['preset']}/table2.md",
         table_rknn=f"docs/reproduction/{config['preset']}/table_rknn.md",
         headline=f"docs/reproduction/{config['preset']}/headline.md",
     log:
-        "results/logs/reproduction_pages.log",
+        res("logs/reproduction_pages.log"),
     benchmark:
-        "results/benchmarks/reproduction_pages.tsv"
+        res("benchmarks/reproduction_pages.tsv")
     conda:
         "../envs/pipelib.yaml"
     threads: 1
@@ -143,8 +143,8 @@ rule reproduction_pages:
         code=code("reproduction_pages.py"),
         preset=config["preset"],
         commands={
-            "table2": preset_command("results/table2.csv"),
-            "table_rknn": preset_command("results/table_rknn.csv"),
+            "table2": preset_command(res("table2.csv")),
+            "table_rknn": preset_command(res("table_rknn.csv")),
         },
     script:
         "../scripts/reproduction_pages.py"

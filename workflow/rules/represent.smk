@@ -6,11 +6,11 @@ rule train_encoder:
     input:
         unpack(public_inputs),
     output:
-        "results/represent/{scenario}/{encoder}/encoder.pt",
+        res("represent/{scenario}/{encoder}/encoder.pt"),
     log:
-        "results/logs/train_encoder/{scenario}/{encoder}.log",
+        res("logs/train_encoder/{scenario}/{encoder}.log"),
     benchmark:
-        "results/benchmarks/train_encoder/{scenario}/{encoder}.tsv"
+        res("benchmarks/train_encoder/{scenario}/{encoder}.tsv")
     conda:
         "../envs/pipelib.yaml"
     threads: RKNN["threads"]
@@ -33,11 +33,11 @@ rule embed_public:
         unpack(public_inputs),
         model=encoder_model,
     output:
-        "results/represent/{scenario}/{encoder}/public.npy",
+        res("represent/{scenario}/{encoder}/public.npy"),
     log:
-        "results/logs/embed_public/{scenario}/{encoder}.log",
+        res("logs/embed_public/{scenario}/{encoder}.log"),
     benchmark:
-        "results/benchmarks/embed_public/{scenario}/{encoder}.tsv"
+        res("benchmarks/embed_public/{scenario}/{encoder}.tsv")
     conda:
         "../envs/pipelib.yaml"
     threads: RKNN["threads"]
@@ -58,11 +58,11 @@ rule embed_party:
         party=lambda wc: party_table(wc.scenario, wc.party),
         model=encoder_model,
     output:
-        "results/represent/{scenario}/{encoder}/party-{party}.npy",
+        res("represent/{scenario}/{encoder}/party-{party}.npy"),
     log:
-        "results/logs/embed_party/{scenario}/{encoder}/party-{party}.log",
+        res("logs/embed_party/{scenario}/{encoder}/party-{party}.log"),
     benchmark:
-        "results/benchmarks/embed_party/{scenario}/{encoder}/party-{party}.tsv"
+        res("benchmarks/embed_party/{scenario}/{encoder}/party-{party}.tsv")
     conda:
         "../envs/pipelib.yaml"
     threads: 1
@@ -79,14 +79,14 @@ rule embed_party:
 
 rule cluster:
     input:
-        "results/represent/{scenario}/{encoder}/public.npy",
+        res("represent/{scenario}/{encoder}/public.npy"),
     output:
-        centers="results/represent/{scenario}/{encoder}/s{s}/centers.npy",
-        assign="results/represent/{scenario}/{encoder}/s{s}/assign.parquet",
+        centers=res("represent/{scenario}/{encoder}/s{s}/centers.npy"),
+        assign=res("represent/{scenario}/{encoder}/s{s}/assign.parquet"),
     log:
-        "results/logs/cluster/{scenario}/{encoder}/s{s}.log",
+        res("logs/cluster/{scenario}/{encoder}/s{s}.log"),
     benchmark:
-        "results/benchmarks/cluster/{scenario}/{encoder}/s{s}.tsv"
+        res("benchmarks/cluster/{scenario}/{encoder}/s{s}.tsv")
     conda:
         "../envs/pipelib.yaml"
     threads: 1

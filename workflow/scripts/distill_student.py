@@ -2,7 +2,7 @@
 
 from pipelib.logs import to_log
 
-to_log(snakemake.log[0])
+to_log(snakemake)
 from pipelib.methods.distill import student  # noqa: E402
 
 w, p, i, o = snakemake.wildcards, snakemake.params, snakemake.input, snakemake.output

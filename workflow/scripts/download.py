@@ -2,7 +2,7 @@
 
 from pipelib.logs import to_log
 
-to_log(snakemake.log[0])
+to_log(snakemake)
 from pipelib.data.ingest import download  # noqa: E402
 
 for name in snakemake.params.datasets:

@@ -2,7 +2,7 @@
 
 from pipelib.logs import to_log
 
-to_log(snakemake.log[0])
+to_log(snakemake)
 from pipelib.represent import embed_party  # noqa: E402
 
 p, i = snakemake.params, snakemake.input

@@ -1,15 +1,17 @@
-"""Rule ingest: raw files of one dataset -> results/data/{dataset}/*.parquet."""
+"""Rule ingest: raw files of one dataset -> <results>/data/{dataset}/*.parquet."""
 
 from pathlib import Path
 
 from pipelib.logs import to_log
 
-to_log(snakemake.log[0])
-from pipelib.data.ingest import ingest  # noqa: E402
+to_log(snakemake)
+from pipelib.data.ingest import dataset, ingest
 
+name = snakemake.wildcards.dataset
 ingest(
-    snakemake.wildcards.dataset,
-    snakemake.params.data_root,
+    name,
+    None,
     Path(snakemake.output.train).parent,
     verify=snakemake.params.verify,
+    files=dict(zip(dataset(name).files(), snakemake.input.raw)),  # the raw inputs, in the dataset's order
 )

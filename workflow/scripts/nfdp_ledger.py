@@ -2,7 +2,7 @@
 
 from pipelib.logs import to_log
 
-to_log(snakemake.log[0])
+to_log(snakemake)
 from pipelib.methods.nfdp import write_ledger  # noqa: E402
 
 write_ledger(snakemake.input, snakemake.output[0])

@@ -2,7 +2,7 @@
 
 from pipelib.logs import to_log
 
-to_log(snakemake.log[0])
+to_log(snakemake)
 from pipelib.methods.nfdp import sample_party  # noqa: E402
 
 sample_party(

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from pipelib.logs import to_log
 
-to_log(snakemake.log[0])
+to_log(snakemake)
 from pipelib.data.partition import make_partition  # noqa: E402
 
 make_partition(

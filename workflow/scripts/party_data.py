@@ -4,7 +4,7 @@ from pathlib import Path
 
 from pipelib.logs import to_log
 
-to_log(snakemake.log[0])
+to_log(snakemake)
 from pipelib.data.partition import extract_party  # noqa: E402
 
 extract_party(

@@ -2,7 +2,7 @@
 
 from pipelib.logs import to_log
 
-to_log(snakemake.log[0])
+to_log(snakemake)
 from pipelib.report.tables import privacy_ledger  # noqa: E402
 
 privacy_ledger(

@@ -2,7 +2,7 @@
 
 from pipelib.logs import to_log
 
-to_log(snakemake.log[0])
+to_log(snakemake)
 from pipelib.report import pages
 
 i, p = snakemake.input, snakemake.params

@@ -2,7 +2,7 @@
 
 from pipelib.logs import to_log
 
-to_log(snakemake.log[0])
+to_log(snakemake)
 from pipelib.represent import train_encoder  # noqa: E402
 
 w, p, i = snakemake.wildcards, snakemake.params, snakemake.input

@@ -182,16 +182,51 @@ def md5sum(path, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
-def verify_checksums(paths: list[Path], data_root) -> dict[str, str]:
-    """Check each file's md5 against checksums.json; returns {relative path: md5}.
+class Md5Cache:
+    """md5 sums of raw files, remembered by (path, size, modification time) in a JSON file, so that a
+    workflow can check every raw file's content before any job runs without re-reading unchanged files."""
 
-    Raises ChecksumError naming the first file whose md5 is not a known one.  A file with no
-    recorded checksum is accepted with a warning.
-    """
-    known, root, seen = _checksums(), Path(data_root).resolve(), {}
-    for path in paths:
-        rel = Path(path).resolve().relative_to(root).as_posix()
-        got = md5sum(path)
+    def __init__(self, path=None):
+        self.path = Path(path) if path else None
+        self.known = {}
+        if self.path and self.path.is_file():
+            try:
+                self.known = json.loads(self.path.read_text())
+            except ValueError:
+                self.known = {}
+        self.changed = False
+
+    def md5(self, file) -> str:
+        st = Path(file).stat()
+        key = f"{Path(file).resolve()}|{st.st_size}|{st.st_mtime_ns}"
+        if key not in self.known:
+            self.known[key] = md5sum(file)
+            self.changed = True
+        return self.known[key]
+
+    def save(self) -> None:
+        if self.path and self.changed:
+            from ..io import atomic_path
+
+            with atomic_path(self.path) as tmp:
+                tmp.write_text(json.dumps(self.known, indent=0, sort_keys=True))
+            self.changed = False
+
+
+def _actual_rel(rel: str, path) -> str:
+    """The relative name of the file found for ``rel``: a LEAF shard may be stored uncompressed (``.json``
+    for ``.json.gz``); ``path`` may be a link named like the file it points to."""
+    return rel[:-3] if rel.endswith(".json.gz") and Path(path).name == Path(rel).name[:-3] else rel
+
+
+def verify_files(files: dict, cache: Md5Cache | None = None) -> dict[str, str]:
+    """Check the md5 of each raw file (``files``: expected relative path -> file) against checksums.json;
+    returns {relative path: md5}.  Raises ChecksumError naming the first file whose md5 is not a known
+    one; a file with no recorded checksum is accepted with a warning."""
+    known, seen, cache = _checksums(), {}, cache or Md5Cache()
+    for expected, path in files.items():
+        rel = _actual_rel(expected, path)
+        got = cache.md5(path)
         seen[rel] = got
         if rel not in known:
             log.warning("no recorded checksum for %s (md5 %s); accepted unchecked", rel, got)
@@ -202,6 +237,22 @@ def verify_checksums(paths: list[Path], data_root) -> dict[str, str]:
                 f"(or set verify_checksums: false at your own risk)."
             )
     return seen
+
+
+def verify_checksums(paths: list[Path], data_root) -> dict[str, str]:
+    """Check each file (under ``data_root``) against checksums.json; see :func:`verify_files`."""
+    root = Path(data_root).resolve()
+    return verify_files({Path(p).resolve().relative_to(root).as_posix(): p for p in paths})
+
+
+def content_digest(name: str, data_root, verify: bool = True, cache: Md5Cache | None = None) -> str:
+    """A digest of the content of dataset ``name``'s raw files: the same bytes anywhere give the same
+    digest, so a copy of the data root elsewhere re-runs nothing.  With ``verify``, a file whose md5
+    is not a known one raises ChecksumError here, before any job could overwrite good outputs."""
+    files = raw_files(name, data_root)
+    cache = cache or Md5Cache()
+    md5s = verify_files(files, cache) if verify else {_actual_rel(r, p): cache.md5(p) for r, p in files.items()}
+    return hashlib.sha256(json.dumps(sorted(md5s.items())).encode()).hexdigest()[:16]
 
 
 def download(name: str, data_root) -> None:
@@ -302,19 +353,23 @@ def _label_names(name: str, paths: dict[str, Path]) -> dict:
     return {"label": list(spec.label_names)}
 
 
-def ingest(name: str, data_root, out_dir, verify: bool = True, fetch: bool = False) -> pd.DataFrame:
+def ingest(
+    name: str, data_root, out_dir, verify: bool = True, fetch: bool = False, files: dict | None = None
+) -> pd.DataFrame:
     """Ingest dataset ``name`` into ``out_dir/{train,test}.parquet`` and ``out_dir/class_counts.csv``.
 
-    Returns the per-split, per-class counts that it also writes.
+    ``files`` (expected relative path -> file) names the raw files directly; without it they are looked
+    up under ``data_root``.  Returns the per-split, per-class counts that it also writes.
     """
     if fetch:
         download(name, data_root)
-    by_rel = raw_files(name, data_root)
-    root = Path(data_root).resolve()
-    md5s = verify_checksums(list(by_rel.values()), data_root) if verify else {}
+    by_rel = {rel: Path(p) for rel, p in (files if files is not None else raw_files(name, data_root)).items()}
+    md5s = verify_files(by_rel) if verify else {}
     out_dir = Path(out_dir)
     names = _label_names(name, by_rel)
-    counts, summary = [], {"dataset": name, "data_root": str(root), "md5": md5s, "splits": {}}
+    first_rel, first = next(iter(by_rel.items()))
+    root = str(Path(first).resolve())[: -len(_actual_rel(first_rel, first))].rstrip("/")
+    counts, summary = [], {"dataset": name, "data_root": root, "md5": md5s, "splits": {}}
     for split in SPLITS:
         cols, images = read_split(name, split, by_rel)
         meta = {

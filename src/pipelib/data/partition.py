@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..io import read_table
 from ..seeding import rng
 from ..vocab import SCHEMES, SPLITS, TEST_SOURCES
 
@@ -287,9 +288,8 @@ def make_partition(name: str, scenario: dict, task: dict, seed: int, private_dir
 
 def public_rows(public_dir, spec: dict) -> pd.DataFrame:
     """The public pool: rows [start, stop) of one split of the public dataset (split, index, label)."""
-    import pyarrow.parquet as pq
 
-    frame = pq.read_table(f"{public_dir}/{spec['split']}.parquet", columns=["index", "label"]).to_pandas()
+    frame = read_table(f"{public_dir}/{spec['split']}.parquet", columns=["index", "label"]).to_pandas()
     stop = spec.get("stop", len(frame))
     if stop > len(frame):
         raise ValueError(f"public_rows stop={stop} exceeds the {len(frame)} rows of the {spec['split']} split")
@@ -311,12 +311,11 @@ def _plain_table(frame: pd.DataFrame, meta: dict):
 
 def extract_party(assignment_path, private_dir, party: int, out_path) -> int:
     """Write party ``party``'s private records (with pixels) as its own table; returns its n."""
-    import pyarrow.parquet as pq
 
     from ..io import image_table, table_meta, write_table
 
     meta = table_meta(assignment_path)
-    assignment = pq.read_table(assignment_path).to_pandas()
+    assignment = read_table(assignment_path).to_pandas()
     mine = assignment[assignment["party"] == party]
     if mine.empty:
         raise ValueError(f"scenario {meta['scenario']!r} has no party {party}")

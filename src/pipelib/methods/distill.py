@@ -17,10 +17,9 @@ import logging
 import time
 
 import numpy as np
-import pyarrow.parquet as pq
 import torch
 
-from ..io import read_json, save_npy, write_json, write_table
+from ..io import load_npy, read_json, read_table, save_npy, write_json, write_table
 from ..privacy import Guarantee, delta_vacuous, read_releases, registry, release_row, write_releases
 from ..seeding import release_key, release_rng
 from .rknn import RknnTeacher
@@ -115,7 +114,7 @@ def curate(
     """The trusted curator of a central mechanism: sums the parties' raw answers and privatizes the sum.
     The server reads only this release.  ``release``: the job's wildcards (scenario, teacher, cmech)."""
     t, mech = teacher(release["teacher"]), _mechanism(release["cmech"], "central")
-    total = sum(np.load(p) for p in answer_paths)
+    total = sum(load_npy(p) for p in answer_paths)
     released = mech.release(total, t.k, release_rng(seed, randomness, rule, release))
     save_npy(released.astype(np.float64), out_release)
     records = int(total.sum() // t.k)
@@ -146,7 +145,7 @@ def aggregate(*, mechanism: str, release_paths: list, guarantee_paths: list, out
     rows = [r for p in guarantee_paths for r in read_releases(p)]
     if mech.locality == "central":
         (path,) = release_paths
-        counts = np.load(path)
+        counts = load_npy(path)
     else:
         answers = [read_json(p) for p in release_paths]
         released = sum(np.asarray(a["released"], dtype=np.float64) for a in answers)
@@ -168,7 +167,7 @@ def aggregate(*, mechanism: str, release_paths: list, guarantee_paths: list, out
 
 def label(*, teacher_spec: str, counts_npy, inputs: dict, out_labels) -> None:
     """The server: labels for the public set from the aggregated counts."""
-    write_table(teacher(teacher_spec).labels(np.load(counts_npy), **inputs), out_labels)
+    write_table(teacher(teacher_spec).labels(load_npy(counts_npy), **inputs), out_labels)
 
 
 def student(
@@ -202,14 +201,14 @@ def student(
     t = teacher(teacher_spec)
     loop.set_threads(threads)
     dev = loop.pick_device(device)
-    labels = pq.read_table(labels_path).to_pandas()
+    labels = read_table(labels_path).to_pandas()
     summary = read_json(summary_path)
     x_pub, pub_meta = load_public(public_path, dev)
     x_test, y_test, meta = load_labelled(test_path, dev)
     y_pub = torch.as_tensor(labels["label"].to_numpy().astype(np.int64), device=dev)
     acc_pl = None
     if label_accuracy:  # evaluation only: the public set's true labels, in the same label space
-        truth = pq.read_table(public_path, columns=["label"]).column("label").to_numpy()
+        truth = read_table(public_path, columns=["label"]).column("label").to_numpy()
         acc_pl = float((labels["label"].to_numpy() == truth).mean())
     gen = loop.seed_everything(torch_seed(seed, "student"))
     model = loop.prepare(build(settings["arch"], x_pub.shape[1:], len(meta["task_classes"])), dev)

@@ -282,9 +282,10 @@ def parse_method(method: str) -> tuple[str, str | None, int | None]:
 
 def worst_party(ledger_path) -> dict:
     """The NFDP ledger row of the party with the weakest guarantee (the smallest n): the row's claim."""
-    import pandas as pd
 
-    ledger = pd.read_csv(ledger_path)
+    from ..io import read_csv
+
+    ledger = read_csv(ledger_path)
     return ledger.sort_values(["epsilon", "delta"], ascending=False, kind="stable").iloc[0].to_dict()
 
 
@@ -318,10 +319,9 @@ def run_row(
     """
     import pandas as pd
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     from ..data.loaders import load_labelled, load_public
-    from ..io import write_json, write_table
+    from ..io import read_rows, write_json, write_table
     from ..privacy import NO_PRIVACY, Guarantee, delta_vacuous, gaussian, release_row, write_releases
     from ..schema import result_row
     from ..seeding import release_key, release_torch_seed, torch_seed
@@ -339,7 +339,7 @@ def run_row(
     x_test, y_test, test_meta = load_labelled(test_path, dev, offset=n_public_classes)
     n_classes = n_public_classes + len(test_meta["task_classes"])
     archs = [cfg["architectures"][i % len(cfg["architectures"])] for i in range(len(party_paths))]
-    ns = [pq.read_metadata(p).num_rows for p in party_paths]  # records each party trains on
+    ns = [read_rows(p) for p in party_paths]  # records each party trains on
 
     extra = {
         "k": min(ns),
@@ -409,17 +409,22 @@ def run_row(
     )
 
     fp = fingerprint(scenario, method, answer, cfg, seed, [str(p) for p in party_paths], train_seed)
-    history = run(
-        parties,
-        server,
-        x_pub,
-        x_test,
-        y_test,
-        schedule,
-        (n_public_classes, n_classes),
-        checkpoint=checkpoint,
-        fingerprint=fp,
+    s = schedule  # every party's training image-passes: initialization, then digest and revisit per round
+    planned = sum(
+        s.init_epochs * n + s.rounds * (s.digest_epochs * s.public_per_round + s.revisit_epochs * n) for n in ns
     )
+    with loop.progress(planned, f"FedMD {method}"):
+        history = run(
+            parties,
+            server,
+            x_pub,
+            x_test,
+            y_test,
+            schedule,
+            (n_public_classes, n_classes),
+            checkpoint=checkpoint,
+            fingerprint=fp,
+        )
     rounds = pd.DataFrame(history).assign(
         scenario=scenario, method=method, answer=answer, evaluation_only=kind == "ldp"
     )

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import pyarrow.parquet as pq
 
-from ..io import take_rows, write_csv, write_table
+from ..io import read_table, take_rows, write_csv, write_table
 from ..privacy import LEDGER_COLUMNS, nfdp, read_releases, release_row, write_releases
 from ..seeding import release_key, release_rng
 
@@ -24,7 +23,7 @@ def sample_party(
     ``release`` identifies the release (the job's wildcards: scenario, sampling, k, party); the draw is
     keyed by all of it (:func:`pipelib.seeding.release_rng`)."""
     scenario, sampling, k, party = release["scenario"], release["sampling"], int(release["k"]), int(release["party"])
-    table = pq.read_table(party_path)
+    table = read_table(party_path)
     n = table.num_rows
     if sampling == nfdp.WITHOUT_REPLACEMENT and k > n:
         raise ValueError(

@@ -17,9 +17,8 @@ from dataclasses import dataclass
 import faiss
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-from ..io import save_npy, table_meta, write_table
+from ..io import load_npy, read_table, save_npy, table_meta, write_table
 from ..seeding import rng
 
 log = logging.getLogger(__name__)
@@ -83,7 +82,7 @@ def item_sets(neighbours: np.ndarray, labels: np.ndarray, n_classes: int) -> np.
 
 def cluster(public_npy, s: int, seed: int, niter: int, out_centers, out_assign) -> None:
     """Stage entry: queries = k-means centers of the public embeddings; every public row keeps its cluster id."""
-    x = np.load(public_npy)
+    x = load_npy(public_npy)
     t0 = time.perf_counter()
     centers, assign = kmeans(x, s, seed, niter)
     sizes = np.bincount(assign, minlength=s)
@@ -143,16 +142,16 @@ class RknnTeacher:
 
     def answers(self, party_path, embeddings_npy, centers_npy) -> Votes:
         """A party's votes, from its own table and its own embeddings (in its own job)."""
-        labels = pq.read_table(party_path, columns=["label"]).column("label").to_numpy().astype(np.int64)
+        labels = read_table(party_path, columns=["label"]).column("label").to_numpy().astype(np.int64)
         n_classes = len(table_meta(party_path)["task_classes"])
-        centers = np.load(centers_npy)
-        nn = nearest_queries(np.load(embeddings_npy), centers, self.k)
+        centers = load_npy(centers_npy)
+        nn = nearest_queries(load_npy(embeddings_npy), centers, self.k)
         return Votes(item_sets(nn, labels, n_classes), (len(centers), n_classes))
 
     def labels(self, counts: np.ndarray, assign_path) -> pa.Table:
         """The server: each query's label is the argmax of its noisy counts; public rows inherit their cluster's."""
         query_label = counts.argmax(1).astype(np.int16)
-        assign = pq.read_table(assign_path).to_pandas()
+        assign = read_table(assign_path).to_pandas()
         return pa.table(
             {
                 "row": assign["row"].to_numpy(),

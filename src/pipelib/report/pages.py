@@ -245,3 +245,46 @@ def write_pages(pages: dict, outputs: dict) -> None:
     for name, text in pages.items():
         with atomic_path(outputs[name]) as tmp:
             tmp.write_text(text)
+
+
+def run_summary(results_dir, since: float = 0.0, pages_dir=None) -> str:
+    """What a finished run leaves: each table (written by this run when modified after ``since``) with its
+    headline numbers, and the reproduction pages."""
+    from pathlib import Path
+
+    root, lines = Path(results_dir), []
+
+    def head(path: Path, what: str) -> bool:
+        if not path.is_file():
+            return False
+        state = "written" if path.stat().st_mtime >= since else "unchanged"
+        lines.append(f"  {path} ({state}): {what}")
+        return True
+
+    t2 = root / "table2.csv"
+    if head(t2, "paper 002 Table 2"):
+        for r in pd.read_csv(t2).to_dict("records"):
+            paper = "" if pd.isna(r.get("paper_accuracy")) else f" (paper {r['paper_accuracy']:.4f})"
+            lines.append(
+                f"    {r['dataset']:<9} {r['method']:<12} k={fmt(r['k']):<5} epsilon={fmt(r['epsilon'], 3):<7} "
+                f"delta={fmt(r['delta'], 3):<7} accuracy {r['accuracy']:.4f}{paper}"
+            )
+    tr = root / "table_rknn.csv"
+    if head(tr, "paper 003 Table 1"):
+        for r in pd.read_csv(tr).to_dict("records"):
+            paper = "" if pd.isna(r.get("paper_accuracy")) else f" (paper {r['paper_accuracy']:.4f})"
+            lines.append(
+                f"    {r['dataset']:<9} {r['encoder']:<7} s={r['s']:<4} {r['mechanism']:<9} "
+                f"epsilon={fmt(r['epsilon'], 3):<6} label acc. {fmt(r['label_accuracy'])} test acc. "
+                f"{r['accuracy']:.4f}{paper}"
+            )
+    ledger = root / "privacy_ledger.csv"
+    if ledger.is_file():
+        counts = pd.read_csv(ledger).groupby("method").size()
+        head(ledger, "privatized releases: " + ", ".join(f"{m} {n}" for m, n in counts.items()))
+    compare = root / "compare.csv"
+    if compare.is_file():
+        head(compare, f"{len(pd.read_csv(compare))} result rows of every method, one schema")
+    if pages_dir is not None and Path(pages_dir).is_dir():
+        lines.append(f"  {pages_dir}/: the tables beside the papers' (Markdown)")
+    return "pipelib: finished. Tables:\n" + "\n".join(lines) if lines else "pipelib: finished."

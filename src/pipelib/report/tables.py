@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..io import read_json, write_csv
+from ..io import read_csv, read_json, read_table, write_csv
 from ..privacy import LEDGER_COLUMNS, read_releases, with_reference_delta
 from ..schema import RESULT_COLUMNS
 from . import paper
@@ -52,7 +52,7 @@ def privacy_ledger(release_paths, out_path, preset: str, delta_ref: float) -> pd
     rows = [
         with_reference_delta(r, delta_ref)
         for p in release_paths
-        for r in (pd.read_csv(p).to_dict("records") if str(p).endswith(".csv") else read_releases(p))
+        for r in (read_csv(p).to_dict("records") if str(p).endswith(".csv") else read_releases(p))
     ]
     table = pd.DataFrame(rows, columns=list(LEDGER_COLUMNS)) if not rows else pd.DataFrame(rows)
     table = table[[c for c in LEDGER_COLUMNS if c in table] + [c for c in table if c not in LEDGER_COLUMNS]]
@@ -143,7 +143,6 @@ def table2(
     ``centralized``: (dataset, arch) -> result row path; ``rounds_paths``: like ``fedmd``, rounds tables.
     """
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     from ..io import write_table
 
@@ -154,7 +153,7 @@ def table2(
         printed = paper.table2(label, r["method"], paper_k)
         rows.append({**r, "dataset": label, "paper_k": paper_k if printed else None, **_printed(printed)})
         rounds.append(
-            pq.read_table(rounds_paths[(label, run)]).to_pandas().assign(dataset=label, method=r["method"], k=r["k"])
+            read_table(rounds_paths[(label, run)]).to_pandas().assign(dataset=label, method=r["method"], k=r["k"])
         )
     # Centralized: each party's architecture trained on the pooled data; averaged like the other rows.
     for label, spec in datasets.items():

@@ -17,7 +17,7 @@ import torch
 from torch import nn
 
 from .. import provenance
-from ..io import atomic_path
+from ..io import DamagedFileError, atomic_path, load_torch
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,11 @@ def load_checkpoint(path, fingerprint: str) -> dict | None:
     """The state saved at ``path`` if it exists and was written for ``fingerprint`` (torch's RNG restored)."""
     if path is None or not Path(path).exists():
         return None
-    state = torch.load(path, map_location="cpu", weights_only=False)
+    try:
+        state = load_torch(path)
+    except DamagedFileError as err:  # a checkpoint is only a shortcut: start over rather than fail
+        log.warning("ignoring damaged checkpoint %s (%s); starting over", path, str(err).split(". ")[0])
+        return None
     if state.get("fingerprint") != fingerprint:
         log.warning("ignoring checkpoint %s: written for another configuration", path)
         return None

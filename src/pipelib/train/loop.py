@@ -8,6 +8,8 @@ pixels are scaled to [-1, 1] per batch.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import time
 
@@ -92,6 +94,67 @@ def l1(logits, target):
     return (logits - target).abs().mean()
 
 
+class Progress:
+    """A job's progress: image-passes done of its planned total, images per second and an ETA, logged
+    (to the job's log and the console) at most every ``every`` seconds, and at the end."""
+
+    def __init__(self, total: float, label: str, every: float | None = None):
+        self.total, self.label, self.done = float(total), label, 0
+        self.every = every if every is not None else float(os.environ.get("PIPELIB_PROGRESS_SECONDS", 30))
+        self.t0 = self.last = time.perf_counter()
+
+    def advance(self, images: int) -> None:
+        self.done += images
+        now = time.perf_counter()
+        if now - self.last >= self.every:
+            self.last = now
+            self.report(now)
+
+    def report(self, now: float | None = None, final: bool = False) -> str:
+        from ..logs import JOB, console
+
+        seconds = (now or time.perf_counter()) - self.t0
+        rate = self.done / seconds if seconds > 0 else float("nan")
+        left = max(self.total - self.done, 0) / rate if rate > 0 else float("nan")
+        share = f"{100 * self.done / self.total:.0f} % of " if self.total else ""
+        eta = "done" if final else f"ETA {_duration(left)}"
+        line = f"{self.label}: {share}{self.total:,.0f} image-passes, {rate:,.0f} img/s, {eta}"
+        logging.getLogger("pipelib.progress").info(line)
+        console(f"{JOB or self.label}: {line}")
+        return line
+
+
+def _duration(seconds: float) -> str:
+    if seconds != seconds:
+        return "unknown"
+    return (
+        f"{seconds:.0f} s"
+        if seconds < 90
+        else f"{seconds / 60:.0f} min"
+        if seconds < 5400
+        else f"{seconds / 3600:.1f} h"
+    )
+
+
+_PROGRESS: Progress | None = None
+
+
+@contextlib.contextmanager
+def progress(total: float, label: str, every: float | None = None):
+    """Count every training batch of the block towards ``total`` image-passes (see :class:`Progress`).
+    Inside an outer progress (a FedMD row around its parties' training) the outer one keeps counting."""
+    global _PROGRESS
+    if _PROGRESS is not None:
+        yield _PROGRESS
+        return
+    _PROGRESS = Progress(total, label, every)
+    try:
+        yield _PROGRESS
+        _PROGRESS.report(final=True)
+    finally:
+        _PROGRESS = None
+
+
 def fit(
     model: nn.Module,
     opt: torch.optim.Optimizer,
@@ -119,6 +182,8 @@ def fit(
             opt.step()
             total += loss.detach()
             steps += 1
+            if _PROGRESS is not None:
+                _PROGRESS.advance(j - i)
     seconds = time.perf_counter() - t0
     return {
         "loss": float(total / max(steps, 1)),

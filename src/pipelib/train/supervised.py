@@ -11,9 +11,9 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from ..io import atomic_path
+from ..io import atomic_path, load_torch
 from .checkpoint import resumable_epochs
-from .loop import fit, hard_ce, prepare
+from .loop import fit, hard_ce, prepare, progress
 from .models import build
 
 log = logging.getLogger(__name__)
@@ -54,26 +54,28 @@ def train_supervised(
     a log line per such epoch.  With ``checkpoint``, a killed job resumes after its last finished epoch.
     """
     history: list[dict] = []
-    for epoch in resumable_epochs(settings.epochs, checkpoint, fingerprint, model, opt, gen, history):
-        stats = fit(model, opt, x, y, loss, 1, settings.batch, gen)
-        row = {"epoch": epoch + 1, "loss": stats["loss"], "img_per_s": stats["img_per_s"]}
-        if (epoch + 1) % max(1, log_every) == 0 or epoch + 1 == settings.epochs:
-            if evaluate is not None:
-                row.update(evaluate(model))
-            extra = "".join(
-                f", {k.replace('_', ' ')} {v:.4f}" for k, v in row.items() if k not in ("epoch", "loss", "img_per_s")
-            )
-            log.info(
-                "%s epoch %d/%d: loss %.4f%s (%.0f img/s)",
-                name,
-                epoch + 1,
-                settings.epochs,
-                stats["loss"],
-                extra,
-                stats["img_per_s"],
-            )
-        history.append(row)
+    with progress(settings.epochs * len(x), name):
+        for epoch in resumable_epochs(settings.epochs, checkpoint, fingerprint, model, opt, gen, history):
+            stats = fit(model, opt, x, y, loss, 1, settings.batch, gen)
+            row = {"epoch": epoch + 1, "loss": stats["loss"], "img_per_s": stats["img_per_s"]}
+            if (epoch + 1) % max(1, log_every) == 0 or epoch + 1 == settings.epochs:
+                if evaluate is not None:
+                    row.update(evaluate(model))
+                extra = "".join(f", {k.replace('_', ' ')} {v:.4f}" for k, v in row.items() if k not in row_keys)
+                log.info(
+                    "%s epoch %d/%d: loss %.4f%s (%.0f img/s)",
+                    name,
+                    epoch + 1,
+                    settings.epochs,
+                    stats["loss"],
+                    extra,
+                    stats["img_per_s"],
+                )
+            history.append(row)
     return history
+
+
+row_keys = ("epoch", "loss", "img_per_s")
 
 
 def save_state(path, spec: dict, model: nn.Module, **meta) -> None:
@@ -90,7 +92,7 @@ def save_model(model: nn.Module, path, **meta) -> None:
 
 def load_model(path, device, n_classes: int | None = None) -> nn.Module:
     """A FedMD CNN from a model file, on ``device`` (channels-last)."""
-    state = torch.load(path, map_location="cpu", weights_only=False)
+    state = load_torch(path)
     if n_classes is not None and state["n_classes"] != n_classes:
         raise ValueError(f"{path} has {state['n_classes']} outputs, the task needs {n_classes}")
     model = build(state["arch"], state["in_shape"], state["n_classes"])

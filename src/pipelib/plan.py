@@ -1,0 +1,272 @@
+"""The compute a run plans, printed before its first job: image-passes per training stage and the time
+they take at this machine's measured training throughput; and the reason a run stops before its first
+job when, without a GPU, it would take longer than ``max_cpu_hours``.
+
+An image-pass is one image through one training step (forward and backward); evaluation and answers
+(forward only) count a third.  The private set of a party is read from its partition's summary when it
+exists; before the first partition it is estimated from the dataset's size (say so in the output).
+Throughput is measured once per (architecture, input shape, batch, threads, hardware) with a few
+training steps on random images, and remembered in ``.snakemake/pipelib/throughput.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# Offline copies' split sizes (../shared/data), used before a dataset is ingested; and image shapes.
+SIZES = {
+    "mnist": (60000, 10000),
+    "fashion_mnist": (60000, 10000),
+    "cifar10": (50000, 1000),
+    "cifar100": (17000, 3400),
+    "femnist": (14708, 4088),
+    "femnist_letters": (2852, 1698),
+}
+SHAPES = {name: (3, 32, 32) if name.startswith("cifar") else (1, 28, 28) for name in SIZES}
+FORWARD = 1 / 3  # a forward pass costs about a third of a training step
+CACHE = Path(".snakemake/pipelib/throughput.json")
+
+
+@dataclass
+class Work:
+    """Image-passes of one job, by (architecture, batch): what its time depends on."""
+
+    rule: str
+    passes: dict = field(default_factory=dict)  # (arch, shape, batch) -> image-passes
+    estimated: bool = False  # True when a party's size is guessed from the dataset
+
+    def add(self, arch: str, shape, batch: int, n: float) -> None:
+        key = (arch, tuple(shape), int(batch))
+        self.passes[key] = self.passes.get(key, 0.0) + float(n)
+
+    @property
+    def total(self) -> float:
+        return sum(self.passes.values())
+
+
+def _split_sizes(results_dir: str, name: str) -> tuple[int, int]:
+    summary = Path(results_dir) / "data" / name / "summary.json"
+    if summary.is_file():
+        s = json.loads(summary.read_text())["splits"]
+        return s["train"]["images"], s["test"]["images"]
+    return SIZES[name]
+
+
+def _public_n(config: dict, results_dir: str, scenario: str) -> int:
+    sc = config["scenarios"][scenario]
+    rows = sc.get("public_rows", {"split": "train"})
+    size = _split_sizes(results_dir, sc["public"])[0 if rows["split"] == "train" else 1]
+    return min(size, rows.get("stop", size)) - rows.get("start", 0)
+
+
+def _party_n(config: dict, results_dir: str, scenario: str) -> tuple[list[int], bool]:
+    """Each party's private records (from the partition summary; else an estimate, flagged True)."""
+    summary = Path(results_dir) / "partitions" / scenario / "summary.json"
+    if summary.is_file():
+        return json.loads(summary.read_text())["party_n"], False
+    sc = config["scenarios"][scenario]
+    train, test = _split_sizes(results_dir, sc["private"])
+    pool = sc.get("pool_limit") or train
+    return [math.ceil(pool / sc["parties"])] * sc["parties"], True
+
+
+def _test_n(config: dict, results_dir: str, scenario: str) -> int:
+    summary = Path(results_dir) / "partitions" / scenario / "summary.json"
+    if summary.is_file():
+        return json.loads(summary.read_text())["test"]["n"]
+    return _split_sizes(results_dir, config["scenarios"][scenario]["private"])[1]
+
+
+def job_work(rule: str, wc: dict, config: dict, results_dir: str) -> Work | None:
+    """The image-passes of one job of a training rule (None for rules that train nothing)."""
+    w = Work(rule)
+    if rule == "pretrain":
+        s = config["fedmd"]["pretrain"]
+        train, test = _split_sizes(results_dir, wc["public"])
+        n = min(s["max_images"] or train, train)
+        shape = SHAPES[wc["public"]]
+        w.add(wc["arch"], shape, s["batch"], s["epochs"] * n)
+        w.add(wc["arch"], shape, 1024, FORWARD * s["epochs"] * test)
+    elif rule == "fedmd":
+        f, sc = config["fedmd"], config["scenarios"][wc["scenario"]]
+        shape = SHAPES[sc["public"]]
+        ns, w.estimated = _party_n(config, results_dir, wc["scenario"])
+        kind, *rest = wc["run"].split("-")
+        test = _test_n(config, results_dir, wc["scenario"])
+        for i, n in enumerate(ns):
+            arch = f["architectures"][i % len(f["architectures"])]
+            n = int(rest[1][1:]) if kind == "nfdp" else n
+            w.add(arch, shape, f["init_batch"], f["init_epochs"] * n)
+            w.add(arch, shape, f["digest_batch"], f["rounds"] * f["digest_epochs"] * f["public_per_round"])
+            w.add(arch, shape, f["revisit_batch"], f["rounds"] * f["revisit_epochs"] * n)
+            w.add(arch, shape, 1024, FORWARD * (f["rounds"] * f["public_per_round"] + 2 * (f["rounds"] + 1) * test))
+    elif rule == "centralized":
+        s, sc = config["fedmd"]["centralized"], config["scenarios"][wc["scenario"]]
+        ns, w.estimated = _party_n(config, results_dir, wc["scenario"])
+        w.add(wc["arch"], SHAPES[sc["private"]], s["batch"], s["epochs"] * sum(ns))
+    elif rule in ("train_encoder", "embed_public"):
+        enc = config["rknn"]["encoders"][wc["encoder"]]
+        if enc["kind"] != "simclr":
+            return None
+        sc = config["scenarios"][wc["scenario"]]
+        n = _public_n(config, results_dir, wc["scenario"])
+        if rule == "train_encoder":  # two augmented views of every image, every epoch
+            images = min(enc.get("max_images") or n, n)
+            w.add(enc["arch"], SHAPES[sc["public"]], enc["batch"], 2 * enc["epochs"] * images)
+        else:
+            w.add(enc["arch"], SHAPES[sc["public"]], 1024, FORWARD * n)
+    elif rule == "distill_student":
+        s, sc = config["rknn"]["student"], config["scenarios"][wc["scenario"]]
+        n = _public_n(config, results_dir, wc["scenario"])
+        w.add(s["arch"], SHAPES[sc["public"]], s["batch"], s["epochs"] * n)
+        test = _test_n(config, results_dir, wc["scenario"])
+        w.add(s["arch"], SHAPES[sc["public"]], 1024, FORWARD * s["epochs"] * test)
+    else:
+        return None
+    return w
+
+
+SMALL, LARGE = 16, 64  # the two batch sizes measured; a step's time is interpolated linearly in the batch
+
+
+def measure(arch: str, shape, device, batches=(SMALL, LARGE), steps: int = 2) -> list[float]:
+    """Seconds per training step of ``arch`` at each of ``batches`` on ``device`` (a warm-up step, then
+    ``steps`` timed steps on random images)."""
+    import torch
+
+    from .train import loop
+    from .train.models import build, optimizer
+
+    gen = torch.Generator().manual_seed(0)
+    model = loop.prepare(build(arch, shape, 16), device)
+    opt = optimizer(model, 1e-3)
+    out = []
+    for batch in batches:
+        x = torch.randint(0, 255, (batch * (steps + 1), *shape), dtype=torch.uint8, generator=gen)
+        x = x.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2).to(device)
+        y = torch.randint(0, 16, (len(x),), generator=gen).to(device)
+        loop.fit(model, opt, x[:batch], y[:batch], loop.hard_ce, 1, batch, gen)  # warm-up
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        loop.fit(model, opt, x[batch:], y[batch:], loop.hard_ce, 1, batch, gen)
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        out.append((time.perf_counter() - t0) / steps)
+    return out
+
+
+class Throughput:
+    """Measured training throughput, remembered per (hardware, torch, threads, arch, shape, batch)."""
+
+    def __init__(self, device, threads: int, cache: Path | None = CACHE):
+        import torch
+
+        from .train import loop
+
+        self.device, self.threads, self.cache = device, threads, cache
+        loop.set_threads(threads)
+        self.prefix = f"{loop.hardware(device)}|torch {torch.__version__}|{threads}"
+        self.known = json.loads(cache.read_text()) if cache and cache.is_file() else {}
+
+    def step_seconds(self, arch: str, shape) -> list[float]:
+        key = f"{self.prefix}|{arch}|{'x'.join(map(str, shape))}|{SMALL},{LARGE}"
+        if key not in self.known:
+            self.known[key] = measure(arch, shape, self.device)
+            if self.cache:
+                self.cache.parent.mkdir(parents=True, exist_ok=True)
+                self.cache.write_text(json.dumps(self.known, indent=0, sort_keys=True))
+        return self.known[key]
+
+    def __call__(self, arch: str, shape, batch: int) -> float:
+        """Training images per second at ``batch``: a step's time a + c * batch from two measured batch
+        sizes (beyond the larger one, images per second stay as they are there)."""
+        t1, t2 = self.step_seconds(arch, shape)
+        c = max(t2 - t1, 0.0) / (LARGE - SMALL)
+        a = max(t1 - c * SMALL, 0.0)
+        b = min(batch, LARGE)
+        return b / (a + c * b)
+
+
+@dataclass
+class Plan:
+    stages: dict  # rule -> [jobs, image-passes, job-seconds, estimated]
+    device: str
+    hardware: str
+    cores: int
+    threads: int
+
+    @property
+    def job_seconds(self) -> float:
+        return sum(s[2] for s in self.stages.values())
+
+    @property
+    def wall_seconds(self) -> float:
+        """Job time spread over the cores, at ``threads`` per job (an estimate: the DAG's order may
+        leave cores idle)."""
+        return self.job_seconds / max(1, self.cores // max(1, self.threads))
+
+    def table(self) -> str:
+        lines = [f"  {'stage':<18}{'jobs':>6}{'image-passes':>16}{'est. job time':>16}"]
+        for rule, (jobs, passes, seconds, estimated) in self.stages.items():
+            mark = " (party sizes estimated)" if estimated else ""
+            lines.append(f"  {rule:<18}{jobs:>6}{passes:>16,.0f}{duration(seconds):>16}{mark}")
+        lines.append(
+            f"  {'total':<18}{'':>6}{sum(s[1] for s in self.stages.values()):>16,.0f}"
+            f"{duration(self.job_seconds):>16}; about {duration(self.wall_seconds)} on {self.cores} cores"
+        )
+        return "\n".join(lines)
+
+
+def duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 2 * 86400:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} days"
+
+
+def make_plan(jobs: list[tuple[str, dict]], config: dict, results_dir: str, cores: int, throughput=None) -> Plan:
+    """The plan of the training jobs among ``jobs`` ((rule, wildcards) of every job that will run)."""
+    from .train import loop
+
+    device = loop.pick_device(config["fedmd"]["device"])
+    threads = config["fedmd"]["threads"]
+    throughput = throughput or Throughput(device, threads)
+    stages: dict = {}
+    for rule, wc in jobs:
+        work = job_work(rule, wc, config, results_dir)
+        if work is None or not work.passes:
+            continue
+        seconds = sum(n / throughput(arch, shape, batch) for (arch, shape, batch), n in work.passes.items())
+        entry = stages.setdefault(rule, [0, 0.0, 0.0, False])
+        entry[0] += 1
+        entry[1] += work.total
+        entry[2] += seconds
+        entry[3] |= work.estimated
+    return Plan(stages, device.type, loop.hardware(device), cores, threads)
+
+
+def cpu_too_long(plan: Plan, max_cpu_hours: float) -> bool:
+    """Whether a CPU run exceeds the limit (0: no limit)."""
+    return plan.device == "cpu" and max_cpu_hours > 0 and plan.wall_seconds > max_cpu_hours * 3600
+
+
+def stop_message(plan: Plan, config: dict) -> str:
+    """Why a run stops before its first job, and what to run instead."""
+    return (
+        f"pipelib: stopping before the first job: preset {config['preset']!r} plans "
+        f"{sum(s[1] for s in plan.stages.values()):,.0f} training image-passes, about "
+        f"{duration(plan.wall_seconds)} on this machine ({plan.hardware}; no CUDA GPU), more than "
+        f"max_cpu_hours = {config['max_cpu_hours']:g}. Nothing was started.\n"
+        f"Run the CPU-sized preset instead (outputs in results/reduced/):\n"
+        f"  .venv/bin/snakemake --cores {plan.cores} --configfile presets/reduced.yaml results/reduced/table2.csv\n"
+        f"  .venv/bin/snakemake --cores {plan.cores} --configfile presets/reduced.yaml results/reduced/table_rknn.csv\n"
+        f"or run this preset on the CPU anyway: add --config max_cpu_hours=0 (or a larger limit)."
+    )

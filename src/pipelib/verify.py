@@ -1,0 +1,152 @@
+"""``pipelib verify``: check every output under a results folder, and print how to rebuild what is broken.
+
+Checks: every file reads (Parquet, JSON, CSV, .npy, torch files); a Parquet table holds the rows and
+columns it was written with (recorded in its footer by :func:`pipelib.io.write_table`); the report tables
+agree with the files they were made from (``table2.csv`` and ``table_rknn.csv`` with the result rows,
+``compare.csv`` with every result row, ``privacy_ledger.csv`` with every release record).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .io import WRITTEN_KEY, load_torch, read_csv, read_json, read_table
+
+SKIP = ("logs", "benchmarks")
+
+
+def _check_file(path: Path) -> str | None:
+    """Why ``path`` is broken, or None."""
+    try:
+        if path.suffix == ".parquet":
+            import pyarrow.parquet as pq
+
+            table = read_table(path)
+            written = (pq.read_schema(path).metadata or {}).get(WRITTEN_KEY)
+            if written:
+                w = json.loads(written)
+                if table.num_rows != w["rows"] or table.column_names != w["columns"]:
+                    return (
+                        f"holds {table.num_rows} rows / {len(table.column_names)} columns, written with "
+                        f"{w['rows']} / {len(w['columns'])}"
+                    )
+        elif path.suffix == ".json":
+            read_json(path)
+        elif path.suffix == ".csv":
+            read_csv(path)
+        elif path.suffix == ".npy":
+            np.load(path, mmap_mode="r")
+        elif path.suffix == ".pt":
+            load_torch(path)
+    except Exception as err:
+        return str(err).split(". The file is damaged")[0]
+    return None
+
+
+def _same(a, b) -> bool:
+    return (pd.isna(a) and pd.isna(b)) or a == b
+
+
+def _consistency(root: Path) -> list[tuple[Path, str]]:
+    """Report tables that disagree with the files they are made from."""
+    problems = []
+    results = {p: read_json(p) for p in root.glob("**/result.json") if not set(p.parts) & set(SKIP)}
+    table2 = root / "table2.csv"
+    if table2.is_file():
+        rows = read_csv(table2)
+        for r in rows[rows["method"].str.startswith("FedMD")].to_dict("records"):
+            match = [
+                v
+                for v in results.values()
+                if v.get("scenario") == r["scenario"]
+                and v.get("method") == r["method"]
+                and v.get("k") == r["k"]
+                and v.get("answer") == r["answer"]
+            ]
+            if not match:
+                problems.append((table2, f"row {r['dataset']} {r['method']} k={r['k']}: its result.json is missing"))
+            elif not _same(match[0]["accuracy"], r["accuracy"]):
+                problems.append(
+                    (
+                        table2,
+                        f"row {r['dataset']} {r['method']} k={r['k']}: accuracy differs from its "
+                        f"result.json ({r['accuracy']} vs {match[0]['accuracy']})",
+                    )
+                )
+    rknn = root / "table_rknn.csv"
+    if rknn.is_file():
+        for r in read_csv(rknn).to_dict("records"):
+            match = [
+                v
+                for v in results.values()
+                if v.get("scenario") == r["scenario"]
+                and v.get("encoder") == r["encoder"]
+                and v.get("s") == r["s"]
+                and v.get("k") == r["k"]
+                and v.get("mechanism") == r["mechanism"]
+                and _same(float(v.get("epsilon")), float(r["epsilon"]))
+            ]
+            if not match:
+                problems.append(
+                    (
+                        rknn,
+                        f"row {r['scenario']} {r['encoder']} s={r['s']} {r['mechanism']}: its result.json is missing",
+                    )
+                )
+            elif not _same(match[0]["accuracy"], r["accuracy"]):
+                problems.append(
+                    (rknn, f"row {r['scenario']} {r['encoder']} s={r['s']} {r['mechanism']}: accuracy differs")
+                )
+    compare = root / "compare.csv"
+    if compare.is_file() and len(read_csv(compare)) != len(results):
+        problems.append((compare, f"{len(read_csv(compare))} rows, but {len(results)} result.json files"))
+    ledger = root / "privacy_ledger.csv"
+    if ledger.is_file():
+        releases = (
+            [p for p in root.glob("**/*.ledger.json")]
+            + list(root.glob("**/releases.json"))
+            + list(root.glob("**/*.guarantee.json"))
+        )
+        expected = sum(len(json.loads(p.read_text())) for p in releases if _check_file(p) is None)
+        if len(read_csv(ledger)) != expected:
+            problems.append((ledger, f"{len(read_csv(ledger))} rows, but the release records hold {expected}"))
+    return problems
+
+
+def rebuild_command(path: Path, results_dir: Path) -> str:
+    """The command that rebuilds ``path``, run from the repository root: a preset's results folder is
+    results/<preset> (its --configfile presets/<preset>.yaml), the paper preset's is results/."""
+    name = Path(results_dir).name
+    extra = "" if name == "results" else f" --configfile presets/{name}.yaml"
+    return f".venv/bin/snakemake --cores 2{extra} --force {path}"
+
+
+def verify(results_dir) -> list[tuple[Path, str]]:
+    """(file, what is wrong) for every broken output under ``results_dir``."""
+    root = Path(results_dir)
+    problems = []
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and not set(path.relative_to(root).parts[:1]) & set(SKIP) and not path.name.startswith("."):
+            why = _check_file(path)
+            if why:
+                problems.append((path, why))
+    return problems + _consistency(root)
+
+
+def report(results_dir) -> tuple[str, int]:
+    """The text `pipelib verify` prints, and its exit status (0: everything is fine)."""
+    root = Path(results_dir)
+    if not root.is_dir():
+        return f"{root}: no such results folder", 2
+    files = sum(1 for p in root.rglob("*") if p.is_file())
+    problems = verify(root)
+    if not problems:
+        return f"{root}: {files} files checked, all readable and consistent", 0
+    lines = [f"{root}: {len(problems)} problem(s) in {files} files:"]
+    for path, why in problems:
+        lines += [f"  {path}: {why}", f"    rebuild: {rebuild_command(path, root)}"]
+    return "\n".join(lines), 1

@@ -1,0 +1,39 @@
+"""Helpers of the workflow tests: run the real Snakefile on the tiny preset in a given directory."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+TINY = REPO / "presets" / "tiny.yaml"
+
+
+def snakemake(workdir, *args, data_root=None, check=True, targets=(), env=None):
+    cmd = [
+        *SNAKEMAKE,
+        *targets,
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "--cores",
+        "2",
+        "--configfile",
+        str(TINY),
+        *args,
+    ]
+    if data_root is not None:
+        cmd += ["--config", f"data_root={data_root}"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"snakemake failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}")
+    return proc
+
+
+def job_counts(output: str) -> dict[str, int]:
+    """Parse the 'Job stats' table of a dry run."""
+    m = re.search(r"Job stats:\n.*?\n-+\s+-+\n(.*?)\ntotal", output, flags=re.S)
+    assert m, output[-2000:]
+    return {name: int(n) for name, n in (line.split() for line in m.group(1).strip().splitlines())}

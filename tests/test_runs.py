@@ -1,0 +1,214 @@
+"""The newcomer's path and safe re-runs: the main command on a CPU-only machine, bad input that fails
+before any job and keeps what was computed, damaged files, presets that do not collide, the console."""
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from helpers import REPO, TINY, job_counts, snakemake
+
+pytestmark = pytest.mark.workflow
+
+MNIST = "results/tiny/data/mnist/class_counts.csv"
+
+
+def mnist_root(tmp_path, name="data"):
+    root = tmp_path / name
+    shutil.copytree(
+        Path(os.environ.get("PIPELIB_DATA_ROOT", REPO.parent / "shared" / "data")) / "MNIST", root / "MNIST"
+    )
+    return root
+
+
+def test_identical_copy_of_the_data_root_reruns_nothing(data_root, tmp_path):
+    """The raw data are tracked by content: the same bytes in another folder re-run nothing."""
+    work = tmp_path / "work"
+    snakemake(work, data_root=mnist_root(tmp_path, "a"), targets=[MNIST])
+    out = snakemake(work, "-n", data_root=mnist_root(tmp_path, "b"), targets=[MNIST])
+    assert "Nothing to be done" in out.stdout + out.stderr, out.stdout[-2000:]
+
+
+def test_a_damaged_data_root_after_a_good_run_keeps_the_good_outputs(data_root, tmp_path):
+    """One flipped byte in a raw file: the run stops before any job, naming the file; nothing is deleted."""
+    work = tmp_path / "work"
+    snakemake(work, data_root=mnist_root(tmp_path, "good"), targets=[MNIST])
+    outputs = {p: p.stat().st_mtime_ns for p in (work / "results/tiny/data/mnist").iterdir()}
+    bad = mnist_root(tmp_path, "bad")
+    raw = bad / "MNIST/raw/t10k-labels-idx1-ubyte.gz"
+    data = bytearray(raw.read_bytes())
+    data[100] ^= 0xFF
+    raw.write_bytes(bytes(data))
+    proc = snakemake(work, data_root=bad, targets=[MNIST], check=False)
+    assert proc.returncode != 0
+    assert f"checksum mismatch for {raw}" in proc.stderr and "No job was started" in proc.stderr
+    assert {p: p.stat().st_mtime_ns for p in (work / "results/tiny/data/mnist").iterdir()} == outputs
+
+
+def test_a_device_this_machine_lacks_fails_before_any_job(data_root, tmp_path):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a CUDA GPU")
+    config = ["--config", "fedmd={device: cuda}", f"data_root={data_root}"]  # one --config: a second replaces it
+    proc = snakemake(tmp_path, *config, targets=[MNIST], check=False)
+    assert proc.returncode != 0 and "fedmd.device = cuda, but torch sees no CUDA GPU" in proc.stdout + proc.stderr
+    assert not (tmp_path / "results").exists()
+
+
+def test_the_main_command_stops_on_a_cpu_only_machine(data_root, tmp_path):
+    """`snakemake --cores 8 results/table2.csv` (the paper preset) without a GPU: the planned compute per
+    stage, then a stop before any job with the estimate and the commands to run instead."""
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a CUDA GPU: the paper preset runs")
+    cmd = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "results/table2.csv",
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(tmp_path),
+        "--cores",
+        "8",
+        "--config",
+        f"data_root={data_root}",
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode != 0
+    err = proc.stderr
+    assert "planned training of this run (preset paper" in err
+    for stage in ("pretrain", "fedmd", "centralized"):
+        assert f"\n  {stage} " in err
+    assert "stopping before the first job" in err and "days on this machine" in err and "Nothing was started" in err
+    assert "--configfile presets/reduced.yaml results/reduced/table2.csv" in err
+    assert "--config max_cpu_hours=0" in err and "--cores 8 but this machine has" in err
+    assert not (tmp_path / "results").exists()  # no job ran
+
+
+def test_a_yaml_syntax_error_names_the_file_line_and_column(tmp_path, data_root):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("seed: 1\nscenarios:\n  femnist_iid: {parties: 3\nfoo: bar\n")
+    proc = snakemake(tmp_path, "-n", "--configfile", str(TINY), str(bad), data_root=data_root, check=False)
+    assert proc.returncode != 0
+    assert f"{bad}: YAML syntax error at line 4, column" in proc.stdout + proc.stderr, proc.stderr[-1500:]
+
+
+def test_a_damaged_parquet_is_named_with_how_to_rebuild_it(tiny, data_root, tmp_path):
+    """A truncated intermediate (its modification time restored, so Snakemake sees nothing) is named by
+    `pipelib verify` and by the job that reads it, with the command that rebuilds it."""
+    work = tmp_path / "work"
+    shutil.copytree(tiny, work, symlinks=True)
+    table = work / "results/tiny/partitions/femnist_iid/party-1.parquet"
+    stat = table.stat()
+    table.write_bytes(table.read_bytes()[:300])
+    os.utime(table, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    proc = subprocess.run(
+        [Path(sys.executable).parent / "pipelib", "verify", "results/tiny"], cwd=work, capture_output=True, text=True
+    )
+    assert proc.returncode == 1
+    assert "results/tiny/partitions/femnist_iid/party-1.parquet: cannot read" in proc.stdout
+    assert (
+        "rebuild: .venv/bin/snakemake --cores 2 --configfile presets/tiny.yaml --force "
+        "results/tiny/partitions/femnist_iid/party-1.parquet" in proc.stdout
+    )
+    proc = snakemake(
+        work,
+        "--forcerun",
+        "nfdp_sample",
+        data_root=data_root,
+        check=False,
+        targets=["results/tiny/samples/femnist_iid/with_replacement-k16/party-1.parquet"],
+    )
+    assert proc.returncode != 0
+    assert "cannot read results/tiny/partitions/femnist_iid/party-1.parquet" in proc.stderr
+    assert "--force results/tiny/partitions/femnist_iid/party-1.parquet" in proc.stderr
+    snakemake(work, "--force", data_root=data_root, targets=["results/tiny/partitions/femnist_iid/party-1.parquet"])
+    # the failed job's outputs are gone (Snakemake removes a failed job's outputs): ask for them again
+    snakemake(
+        work, data_root=data_root, targets=["results/tiny/samples/femnist_iid/with_replacement-k16/party-1.parquet"]
+    )
+    out = subprocess.run(
+        [Path(sys.executable).parent / "pipelib", "verify", "results/tiny"], cwd=work, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stdout
+
+
+def test_verify_passes_a_whole_run(tiny):
+    proc = subprocess.run(
+        [Path(sys.executable).parent / "pipelib", "verify", "results/tiny"], cwd=tiny, capture_output=True, text=True
+    )
+    assert proc.returncode == 0 and "all readable and consistent" in proc.stdout, proc.stdout
+
+
+def test_what_deleting_an_intermediate_does(tiny, data_root):
+    """Snakemake keeps a later target that is up to date when an intermediate it was made from is
+    deleted (so that temporary files may go): asking for the table does nothing; asking for the deleted
+    file rebuilds it, and the table re-runs on its next request (its input is newer).  docs/running.md
+    says so; `pipelib verify` names the missing file."""
+    row = tiny / "results/tiny/fedmd/femnist_iid/softmax/np"
+    saved = (row / "result.json").read_bytes()
+    (row / "result.json").unlink()
+    try:
+        out = snakemake(tiny, "-n", data_root=data_root, targets=["results/tiny/table2.csv"])
+        assert "Nothing to be done" in out.stdout + out.stderr
+        out = snakemake(tiny, "-n", data_root=data_root, targets=[str(row.relative_to(tiny) / "result.json")])
+        assert job_counts(out.stdout) == {"fedmd": 1}
+        proc = subprocess.run(
+            [Path(sys.executable).parent / "pipelib", "verify", "results/tiny"],
+            cwd=tiny,
+            capture_output=True,
+            text=True,
+        )
+        assert proc.returncode == 1 and "FedMD-NP k=1215: its result.json is missing" in proc.stdout
+    finally:
+        (row / "result.json").write_bytes(saved)
+        os.utime(row / "result.json", ns=((row / "rounds.parquet").stat().st_atime_ns,) * 2)
+
+
+def test_presets_keep_to_their_own_results_folder(tiny):
+    """Each preset writes under its results_dir (tiny: results/tiny): a paper or reduced run in the same
+    folder never touches the tiny outputs."""
+    top = {p.name for p in (tiny / "results").iterdir()}
+    assert top == {"tiny"}
+    assert (tiny / "results/tiny/table2.csv").is_file() and (tiny / "results/tiny/logs").is_dir()
+
+
+def test_a_preset_can_run_fewer_scenarios(data_root, tmp_path):
+    only = tmp_path / "only.yaml"
+    only.write_text(
+        "run: {scenarios: [rknn_mnist], table2: []}\n"
+        "rknn:\n  table:\n    - {dataset: MNIST, scenario: rknn_mnist, encoder: hog, s: 20, k: 1, mechanism: none}\n"
+    )
+    out = snakemake(tmp_path, "-n", "--configfile", str(TINY), str(only), data_root=data_root)
+    counts = job_counts(out.stdout)
+    assert counts["partition"] == 1 and "fedmd" not in counts and counts["distill_student"] == 1
+    wrong = tmp_path / "wrong.yaml"
+    wrong.write_text("run: {scenarios: [rknn_mnist], table2: all}\n")
+    proc = snakemake(tmp_path, "-n", "--configfile", str(TINY), str(wrong), data_root=data_root, check=False)
+    message = "config key table2.FEMNIST needs scenario 'femnist_iid', which run.scenarios leaves out"
+    assert proc.returncode != 0 and message in proc.stdout + proc.stderr
+
+
+def test_the_console_is_short_with_starts_progress_and_a_summary(tiny):
+    console = (tiny / "console.txt").read_text()
+    assert "pipelib: start fedmd scenario=femnist_iid answer=softmax run=np" in console
+    assert "pipelib: planned training of this run (preset tiny" in console
+    assert "image-passes" in console and "img/s, done" in console  # each training job's progress line
+    assert "pipelib: finished. Tables:" in console and "results/tiny/table2.csv (written)" in console
+    assert "reason:" not in console and "resources:" not in console  # no per-job blocks
+    log = (tiny / "results/tiny/logs/fedmd/femnist_iid/softmax/np.log").read_text()
+    assert "FedMD np: 100 % of" in log
+
+
+def test_a_no_op_rerun_is_fast_and_does_nothing(tiny, data_root):
+    t0 = time.perf_counter()
+    out = snakemake(tiny, data_root=data_root)
+    assert "Nothing to be done" in out.stdout + out.stderr
+    assert time.perf_counter() - t0 < 60
