@@ -184,7 +184,6 @@ def test_jobs_ran_as_slurm_jobs(runs):
         "party_data",
         "nfdp_sample",
         "nfdp_ledger",
-        "privacy_ledger",
         "pretrain",
         "fedmd",
     } <= set(finished)
