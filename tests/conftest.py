@@ -29,8 +29,11 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(scope="session")
 def tiny(tmp_path_factory, data_root):
-    """The whole DAG of the tiny preset, run once; the run's console output is kept in console.txt."""
-    work = tmp_path_factory.mktemp("tiny")
+    """The whole DAG of the tiny preset, run once; the run's console output is kept in console.txt.
+    PIPELIB_TEST_TINY_DIR names a folder to run it in instead (a finished run there is re-used: only
+    what is stale re-runs), for iterating on workflow tests."""
+    reuse = os.environ.get("PIPELIB_TEST_TINY_DIR")
+    work = Path(reuse) if reuse else tmp_path_factory.mktemp("tiny")
     proc = snakemake(work, data_root=data_root)
     (work / "console.txt").write_text(proc.stdout + proc.stderr)
     return work

@@ -18,6 +18,7 @@ pytestmark = pytest.mark.workflow
 
 
 def test_builds_every_scenario(tiny):
+    """Every scenario of the preset, and the 2-party variants of Table 3 / Figure 2(d) (same pool, N = 2)."""
     parts = pd.read_csv(tiny / "results/tiny" / "partitions.csv")
     assert set(parts["scenario"]) == {
         "femnist_iid",
@@ -26,11 +27,16 @@ def test_builds_every_scenario(tiny):
         "cifar_noniid",
         "rknn_mnist",
         "rknn_cifar10",
+        "femnist_iid-n2",
+        "cifar_iid-n2",
     }
-    assert (parts[parts.role == "party"].groupby("scenario").size() == 3).all()
-    for scenario in parts["scenario"].unique():
-        for party in range(3):
+    parties = parts[parts.role == "party"].groupby("scenario").size()
+    assert parties.to_dict() == {s: 2 if s.endswith("-n2") else 3 for s in parties.index}
+    for scenario, count in parties.items():
+        for party in range(count):
             assert (tiny / f"results/tiny/partitions/{scenario}/party-{party}.parquet").is_file()
+    pools = parts[parts.role == "party"].groupby("scenario")["n"].sum()
+    assert pools["femnist_iid-n2"] == pools["femnist_iid"] and pools["cifar_iid-n2"] == pools["cifar_iid"]
 
 
 def test_ledger_equals_theorems(tiny):
@@ -46,8 +52,9 @@ def test_ledger_equals_theorems(tiny):
         "delta_vacuous",
     } <= set(ledger)
     ledger = ledger[ledger.method == "FedMD-NFDP"]
-    # every sample drawn: the scenarios' nfdp lists (7 combinations) and Table 2's k (3 more), 3 parties each
-    assert len(ledger) == 3 * 10 and not ledger.duplicated(["scenario", "sampling", "k", "party"]).any()
+    # every sample drawn: the scenarios' nfdp lists (7 combinations) and Table 2's k (3 more), 3 parties
+    # each; and paper002.k = 16 for the 2-party variants of FEMNIST and CIFAR (Table 3, Figure 2(d))
+    assert len(ledger) == 3 * 10 + 2 * 2 and not ledger.duplicated(["scenario", "sampling", "k", "party"]).any()
     for row in ledger.itertuples():
         g = nfdp(row.n, row.k, row.sampling)
         assert row.epsilon == pytest.approx(g.epsilon, rel=1e-12)
@@ -139,6 +146,7 @@ def test_changing_one_table2_k_reruns_only_that_row(tiny, data_root, tmp_path):
         "nfdp_ledger": 1,
         "fedmd": 1,
         "table2": 1,
+        "figure_p002_rounds": 1,  # drawn from Table 2's rounds table
         "privacy_ledger": 1,
         "compare": 1,
         "reproduction_pages": 1,
@@ -212,17 +220,17 @@ def test_dag_keeps_the_privacy_boundary_by_content(tiny, data_root):
     kinds of file it may, and the data tables a public, server or report job reads hold none of the rows
     dealt to the parties of the scenarios it serves (checked on the files of the tiny run)."""
     from pipelib import boundary
-    from pipelib.config import load
+    from pipelib.config import load, scenarios
 
     jobs = dry_run_jobs(tiny, data_root, TINY)
     roles = {boundary.ROLES[j.rule] for j in jobs}
     assert roles == {"dealer", "party", "curator", "public", "server", "federation", "baseline", "report"}
-    scenarios = load(REPO / "config.yaml", TINY)["scenarios"]
-    assert boundary.check(jobs, scenarios, root=tiny, results_dir="results/tiny") == []
+    running = scenarios(load(REPO / "config.yaml", TINY))
+    assert boundary.check(jobs, running, root=tiny, results_dir="results/tiny") == []
     # the check reads content: the server's public table holds public rows only, and a crossing is caught
     student = next(j for j in jobs if j.rule == "distill_student" and j.wildcards["scenario"] == "rknn_cifar10")
     student.inputs.append("results/tiny/data/cifar10/train.parquet")
-    assert boundary.check(jobs, scenarios, root=tiny, results_dir="results/tiny") == [
+    assert boundary.check(jobs, running, root=tiny, results_dir="results/tiny") == [
         "distill_student (server) reads results/tiny/data/cifar10/train.parquet: "
         "it holds private records of scenario rknn_cifar10"
     ]
@@ -233,13 +241,13 @@ def test_dag_keeps_the_privacy_boundary_in_the_other_presets(preset, data_root, 
     """The same check on the whole DAG of the reduced and paper presets, by name (their files do not
     exist here: an ingested table or a party's table counts as holding private rows)."""
     from pipelib import boundary
-    from pipelib.config import load
+    from pipelib.config import load, scenarios
 
     files = [REPO / "config.yaml"] + ([REPO / "presets" / f"{preset}.yaml"] if preset != "paper" else [])
     jobs = dry_run_jobs(tmp_path, data_root, *files)
     assert {j.rule for j in jobs} >= {"distill_student", "distill_curate", "fedmd", "train_encoder"}
     config = load(*files)
-    assert boundary.check(jobs, config["scenarios"], results_dir=config["results_dir"]) == []
+    assert boundary.check(jobs, scenarios(config), results_dir=config["results_dir"]) == []
 
 
 def test_table_rknn(tiny):
@@ -328,9 +336,14 @@ def test_compare_holds_every_method_in_one_schema(tiny):
     assert set(rows["method"]) == {"FedMD-NP", "FedMD-NFDP", "FedMD-LDP", "Centralized", "reverse k-NN"}
     needed = ["epsilon", "delta", "adjacency", "accountant", "accuracy", "n", "preset", "device"]
     assert rows[needed].notna().all().all()
+    from collections import Counter
+
+    fedmd = Counter(rows.loc[rows.method.str.startswith("FedMD"), "accuracy"])
     t2 = pd.read_csv(tiny / "results/tiny" / "table2.csv")
-    fedmd = rows[rows.method.str.startswith("FedMD")]
-    assert sorted(fedmd["accuracy"]) == sorted(t2.loc[t2.method != "Centralized", "accuracy"])
+    shown = list(t2.loc[t2.method != "Centralized", "accuracy"])
+    for n in (3, 4, 5):  # every FedMD row of a paper table is a compare row (a row shown twice counted once)
+        shown += [a for a in pd.read_csv(tiny / f"results/tiny/table{n}.csv")["accuracy"] if a not in shown]
+    assert not Counter(shown) - fedmd
 
 
 def test_every_training_stage_keeps_its_final_model(tiny):
@@ -358,9 +371,13 @@ def test_editing_the_report_module_reruns_no_training(tiny, data_root, tmp_path)
         "partition_summary": 1,
         "privacy_ledger": 1,
         "table2": 1,
+        "table3": 1,
+        "table4": 1,
+        "table5": 1,
+        "figure_p002_rounds": 1,  # its script reads the rounds table through the tables module
         "table_rknn": 1,
         "compare": 1,
-        "reproduction_pages": 1,  # downstream of table2 and table_rknn
+        "reproduction_pages": 1,  # downstream of the tables
         "all": 1,
     }
 
@@ -449,3 +466,73 @@ def test_every_row_states_its_epsilon_at_the_reference_delta(tiny):
     assert np.isinf(r.loc[r.mechanism == "none", "epsilon_at_delta_ref"]).all()
     ledger = pd.read_csv(tiny / "results/tiny" / "privacy_ledger.csv")
     assert ledger[["delta_ref", "epsilon_at_delta_ref", "curve", "randomness"]].notna().all().all()
+
+
+# ------------------------------------------------------------------ the papers' tables and figures
+
+FIGURES = [
+    "p002_privacy_vs_parties",
+    "p002_accuracy_vs_parties",
+    "p002_rounds",
+    "p002_privacy_vs_k",
+    "p003_queries_and_neighbours",
+    "p003_local_dp",
+]
+
+
+def figure_data(tiny, name):
+    base = tiny / "results/tiny/figures" / name
+    png, svg = base.with_suffix(".png"), base.with_suffix(".svg")
+    assert png.read_bytes()[:4] == b"\x89PNG" and png.stat().st_size > 5000 and b"<svg" in svg.read_bytes()[:2000]
+    return pd.read_csv(base.with_suffix(".csv"))
+
+
+def test_every_figure_is_drawn_from_its_data(tiny):
+    rounds = figure_data(tiny, "p002_rounds")
+    assert set(rounds["dataset"]) == {"FEMNIST", "CIFAR-10"} and set(rounds["round"]) == {0, 1, 2}
+    assert (rounds.groupby(["dataset", "round"]).size() == 3).all()  # every party, every round
+    by_n = figure_data(tiny, "p002_accuracy_vs_parties")
+    assert sorted(by_n["parties"]) == [2, 2, 3, 3] and (by_n["answer"] == "argmax").all()
+    sweep = figure_data(tiny, "p003_queries_and_neighbours")
+    assert set(zip(sweep["dataset"], sweep["sweep"])) == {(d, s) for d in ("MNIST", "CIFAR-10") for s in "sk"}
+    assert sweep["label_accuracy"].between(0, 1).all()
+    local = figure_data(tiny, "p003_local_dp")
+    assert set(zip(local["dataset"], local["mechanism"])) == {
+        (d, m) for d in ("MNIST", "CIFAR-10") for m in ("rr", "collision")
+    }
+    assert len(figure_data(tiny, "p002_privacy_vs_parties")) == 2 * 10
+    assert len(figure_data(tiny, "p002_privacy_vs_k")) == 2 * 100
+
+
+def test_tables_3_to_5_beside_the_paper(tiny):
+    t3 = pd.read_csv(tiny / "results/tiny/table3.csv")
+    assert sorted(zip(t3["dataset"], t3["parties"])) == sorted((d, n) for d in ("FEMNIST", "CIFAR-10") for n in (2, 3))
+    assert (t3["k"] == 16).all() and t3["paper_accuracy"].isna().all()  # the paper's N are 5 and 10
+    t4 = pd.read_csv(tiny / "results/tiny/table4.csv")
+    assert set(zip(t4["dataset"], t4["setting"])) == {
+        (d, s) for d in ("FEMNIST", "CIFAR-10") for s in ("IID", "non-IID")
+    }
+    assert set(t4["scenario"]) == {"femnist_iid", "femnist_noniid", "cifar_iid", "cifar_noniid"}
+    assert t4["paper_accuracy"].notna().all()
+    t5 = pd.read_csv(tiny / "results/tiny/table5.csv")
+    assert set(t5["sampling"]) == {"with_replacement", "without_replacement"}
+    wr = t5.set_index(["dataset", "sampling"])
+    assert (wr.xs("without_replacement", level=1)["epsilon"] > wr.xs("with_replacement", level=1)["epsilon"]).all()
+
+
+def test_the_html_report_holds_every_table_and_figure(tiny, data_root):
+    out = snakemake(tiny, "--report", "report.html", data_root=data_root)
+    assert out.returncode == 0
+    html = (tiny / "report.html").read_text(errors="replace")
+    for name in FIGURES:
+        assert f"{name}.png" in html, name
+    for table in (
+        "table2.csv",
+        "table3.csv",
+        "table4.csv",
+        "table5.csv",
+        "table_rknn.csv",
+        "compare.csv",
+        "privacy_ledger.csv",
+    ):
+        assert table in html, table

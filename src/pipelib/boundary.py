@@ -57,6 +57,15 @@ ROLES = {
     "table_rknn": "report",
     "compare": "report",
     "reproduction_pages": "report",
+    "table3": "report",
+    "table4": "report",
+    "table5": "report",
+    "figure_p002_privacy_vs_parties": "report",
+    "figure_p002_privacy_vs_k": "report",
+    "figure_p002_accuracy_vs_parties": "report",
+    "figure_p002_rounds": "report",
+    "figure_p003_queries_and_neighbours": "report",
+    "figure_p003_local_dp": "report",
     "all": "report",
 }
 # Outputs of party jobs that may leave the party: privatized releases and the guarantees they publish.

@@ -132,6 +132,32 @@ def validate(config: dict) -> dict:
     return config
 
 
+def _cross_check_papers(config: dict) -> list[str]:
+    """paper002 / paper003 name defined table2 labels, scenarios and encoders (entries whose label or
+    scenario the run selection leaves out are skipped, not errors)."""
+    problems, labels = [], config["table2"]
+    p = config["paper002"]
+    for key in ("table4.noniid", "table5.k"):
+        section, field = key.split(".")
+        for label, value in p[section][field].items():
+            if label not in labels:
+                problems.append(f"config key paper002.{key}.{label}: not a table2 dataset label ({', '.join(labels)})")
+            if field == "noniid" and value not in config["scenarios"]:
+                problems.append(f"config key paper002.{key}.{label} = {value!r} is not a scenario")
+    q = config["paper003"]
+    rows = [(f"figure2abc.{d}", v) for d, v in q["figure2abc"].items()]
+    rows += [(f"figure2d.datasets.{d}", v) for d, v in q["figure2d"]["datasets"].items()]
+    for key, v in rows:
+        if v["scenario"] not in config["scenarios"]:
+            problems.append(f"config key paper003.{key}.scenario = {v['scenario']!r} is not a scenario")
+        if v["encoder"] not in config["rknn"]["encoders"]:
+            problems.append(f"config key paper003.{key}.encoder = {v['encoder']!r} is not an rknn encoder")
+    for d, v in q["figure2abc"].items():
+        if max(v["k"]) > v["at_s"] or min(v["s"]) < 1:
+            problems.append(f"config key paper003.figure2abc.{d}: k up to {max(v['k'])} needs at_s >= it")
+    return problems
+
+
 def _cross_check(config: dict) -> list[str]:
     problems = []
     for section in ("scenarios", "table2"):
@@ -147,6 +173,7 @@ def _cross_check(config: dict) -> list[str]:
     ] + [(f"rknn.table.{i}", row["scenario"]) for i, row in enumerate(config["rknn"]["table"])]:
         if scenario in config["scenarios"] and scenario not in running:
             problems.append(f"config key {key} needs scenario {scenario!r}, which run.scenarios leaves out")
+    problems += _cross_check_papers(config)
     tasks = config["tasks"]
     for name, sc in config["scenarios"].items():
         key = f"scenarios.{name}"
@@ -203,6 +230,28 @@ def selected(config: dict, section: str) -> dict:
     """The entries of ``config[section]`` (scenarios or table2) that ``run.<section>`` keeps."""
     keep = config["run"][section]
     return dict(config[section]) if keep == "all" else {k: v for k, v in config[section].items() if k in keep}
+
+
+def party_variant(config: dict, scenario: str, parties: int) -> str:
+    """The scenario whose private pool is dealt to ``parties`` parties: itself, or ``<scenario>-n<N>``."""
+    return scenario if parties == config["scenarios"][scenario]["parties"] else f"{scenario}-n{parties}"
+
+
+def scenarios(config: dict) -> dict:
+    """The scenarios a config runs: those ``run.scenarios`` keeps, and the variants with another number of
+    parties that paper 002's Table 3 and Figure 2(d) ask for (the same pool, data, task and seed, dealt
+    to N parties; no NFDP samples of their own)."""
+    out = selected(config, "scenarios")
+    p = config["paper002"]
+    counts = sorted(set(p["table3"]["parties"]) | set(p["figure2d"]["parties"]))
+    for spec in selected(config, "table2").values():
+        base = config["scenarios"][spec["scenario"]]
+        for n in counts:
+            name = party_variant(config, spec["scenario"], n)
+            if name not in out:
+                variant = {k: v for k, v in base.items() if k != "nfdp"}
+                out[name] = {**variant, "parties": n, "seed": scenario_seed(config, spec["scenario"])}
+    return out
 
 
 def scenario_seed(config: dict, name: str) -> int:

@@ -266,7 +266,7 @@ def stop_message(plan: Plan, config: dict) -> str:
         f"{duration(plan.wall_seconds)} on this machine ({plan.hardware}; no CUDA GPU), more than "
         f"max_cpu_hours = {config['max_cpu_hours']:g}. Nothing was started.\n"
         f"Run the CPU-sized preset instead (outputs in results/reduced/):\n"
-        f"  .venv/bin/snakemake --cores {plan.cores} --configfile presets/reduced.yaml results/reduced/table2.csv\n"
-        f"  .venv/bin/snakemake --cores {plan.cores} --configfile presets/reduced.yaml results/reduced/table_rknn.csv\n"
+        f"  .venv/bin/snakemake --cores {plan.cores} results/reduced/table2.csv --configfile presets/reduced.yaml\n"
+        f"  .venv/bin/snakemake --cores {plan.cores} results/reduced/table_rknn.csv --configfile presets/reduced.yaml\n"
         f"or run this preset on the CPU anyway: add --config max_cpu_hours=0 (or a larger limit)."
     )

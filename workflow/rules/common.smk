@@ -8,7 +8,7 @@ from snakemake.exceptions import WorkflowError
 
 from pipelib import vocab
 from pipelib.boundary import rule_roles
-from pipelib.config import ConfigError, scenario_seed, selected, validate
+from pipelib.config import ConfigError, party_variant, scenarios, selected, validate
 from pipelib.data import ingest as raw
 from pipelib.provenance import code_digest
 from pipelib.train.models import ARCH_PATTERN
@@ -20,7 +20,9 @@ except ConfigError as err:
 
 DATA_ROOT = Path(config["data_root"])
 RESULTS = Path(config["results_dir"]).as_posix()  # without a trailing slash
-SCENARIOS = selected(config, "scenarios")
+SCENARIOS = scenarios(
+    config
+)  # those run.scenarios keeps, and variants with other numbers of parties
 FEDMD = config["fedmd"]
 TABLE2 = selected(config, "table2")
 RKNN = config["rknn"]
@@ -52,6 +54,11 @@ wildcard_constraints:
     + alternatives([m for m in vocab.CENTRAL_MECHANISMS if m != "none"])
     + f")-eps{EPS}",
     lmech="(" + alternatives(vocab.LOCAL_MECHANISMS) + f")-eps{EPS}",
+
+
+def seed_of(scenario):
+    """A scenario's seed: its own, else the master seed (a variant has its base scenario's)."""
+    return int(SCENARIOS[scenario].get("seed", config["seed"]))
 
 
 def res(path):
@@ -178,7 +185,9 @@ def announce_plan():
             f"(use --cores {machine} or --cores all)",
             file=sys.stderr,
         )
-    p = plan.make_plan(jobs, config, RESULTS, min(cores, machine))
+    p = plan.make_plan(
+        jobs, {**config, "scenarios": SCENARIOS}, RESULTS, min(cores, machine)
+    )
     if p.stages:
         print(
             f"pipelib: planned training of this run (preset {config['preset']}, results in {RESULTS}/; "
@@ -277,6 +286,10 @@ def all_targets():
         res("table_rknn.csv"),
         res("compare.csv"),
         f"docs/reproduction/{config['preset']}/table2.md",
+        res("table3.csv"),
+        res("table4.csv"),
+        res("table5.csv"),
+        *[res(f"figures/{name}.png") for name in FIGURES],
     ]
 
 
@@ -456,23 +469,29 @@ def aggregate_inputs(wc):
 
 # ----------------------------------------------------------------------------------------- reports
 def release_files():
-    """Every file in which privatizing jobs recorded the guarantees of their releases (for NFDP, the
-    per-sample ledger that collects its parties' records)."""
-    samples = nfdp_samples() + [  # and the samples Table 2's NFDP rows draw (their k may be only there)
-        (spec["scenario"], spec["sampling"], k)
-        for spec in TABLE2.values()
-        for k in spec["k"]
-    ]
-    files = [f"{sample_dir(*key)}/ledger.csv" for key in dict.fromkeys(samples)]
-    files += [f"{fedmd_dir(label, run)}/releases.json" for label, run in table2_rows()]
-    for row, d in rknn_rows():
-        local = is_local(mechanism_dir(row))
-        names = (
-            [f"release/party-{i}" for i in party_ids(row["scenario"])]
-            if local
-            else ["release/curated"]
-        )
-        files += [f"{d}/{n}.guarantee.json" for n in names]
+    """Every file in which privatizing jobs recorded the guarantees of their releases: the NFDP samples
+    of the config's scenarios and of every FedMD-NFDP row (their per-sample ledgers), FedMD-LDP rows'
+    answers, and every distillation row's local releases or curated sum."""
+    samples = nfdp_samples()
+    files = []
+    for path in result_files():
+        parts = Path(path).parent.relative_to(RESULTS).parts
+        if parts[0] == "fedmd":
+            _, scenario, _, run = parts
+            if run.startswith("nfdp-"):
+                _, sampling, k = run.split("-")
+                samples.append((scenario, sampling, int(k[1:])))
+            elif run.startswith("ldp-"):
+                files.append(f"{Path(path).parent}/releases.json")
+        elif parts[0] == "distill":
+            _, scenario, _, mech = parts
+            names = (
+                [f"release/party-{i}" for i in party_ids(scenario)]
+                if is_local(mech)
+                else ["release/curated"]
+            )
+            files += [f"{Path(path).parent}/{n}.guarantee.json" for n in names]
+    files = [f"{sample_dir(*key)}/ledger.csv" for key in dict.fromkeys(samples)] + files
     return list(dict.fromkeys(files))
 
 
@@ -481,4 +500,177 @@ def result_files():
     files = [f"{fedmd_dir(label, run)}/result.json" for label, run in table2_rows()]
     files += [f"{d}/result.json" for _, _, d in centralized_runs()]
     files += [f"{d}/result.json" for _, d in rknn_rows()]
+    files += [e["path"] for e in paper_entries()]
     return list(dict.fromkeys(files))
+
+
+# ------------------------------------------------- paper 002's Tables 3-5 and the papers' figures
+P002, P003 = config["paper002"], config["paper003"]
+
+
+def fedmd_result(scenario, answer, run):
+    return res(f"fedmd/{scenario}/{answer}/{run}/result.json")
+
+
+def nfdp_run(sampling, k):
+    return f"nfdp-{sampling}-k{k}"
+
+
+def table3_entries():
+    """Answer types x number of parties, at paper002.k (a scenario variant for another N)."""
+    return [
+        {
+            "dataset": label,
+            "parties": n,
+            "answer": answer,
+            "path": fedmd_result(
+                party_variant(config, spec["scenario"], n),
+                answer,
+                nfdp_run(spec["sampling"], P002["k"]),
+            ),
+        }
+        for label, spec in TABLE2.items()
+        for answer in P002["table3"]["answers"]
+        for n in P002["table3"]["parties"]
+    ]
+
+
+def table4_entries():
+    """IID (the table2 scenario) against non-IID, at paper002.k."""
+    answer, run = P002["table4"]["answer"], lambda spec: nfdp_run(
+        spec["sampling"], P002["k"]
+    )
+    entries = [
+        {
+            "dataset": label,
+            "setting": "IID",
+            "path": fedmd_result(spec["scenario"], answer, run(spec)),
+        }
+        for label, spec in TABLE2.items()
+    ]
+    entries += [
+        {
+            "dataset": label,
+            "setting": "non-IID",
+            "path": fedmd_result(scenario, answer, run(TABLE2[label])),
+        }
+        for label, scenario in P002["table4"]["noniid"].items()
+        if label in TABLE2 and scenario in SCENARIOS
+    ]
+    return entries
+
+
+def table5_entries():
+    """Sampling with against without replacement, at the k of each dataset label."""
+    answer = P002["table5"]["answer"]
+    return [
+        {
+            "dataset": label,
+            "sampling": sampling,
+            "k": k,
+            "path": fedmd_result(
+                TABLE2[label]["scenario"], answer, nfdp_run(sampling, k)
+            ),
+        }
+        for label, k in P002["table5"]["k"].items()
+        if label in TABLE2
+        for sampling in vocab.SAMPLINGS
+    ]
+
+
+def figure2d_entries():
+    """Accuracy against the number of parties, at paper002.k."""
+    answer = P002["figure2d"]["answer"]
+    return [
+        {
+            "dataset": label,
+            "path": fedmd_result(
+                party_variant(config, spec["scenario"], n),
+                answer,
+                nfdp_run(spec["sampling"], P002["k"]),
+            ),
+        }
+        for label, spec in TABLE2.items()
+        for n in P002["figure2d"]["parties"]
+    ]
+
+
+def rknn_result(scenario, encoder, s, k, mech):
+    return f"{distill_dir(scenario, f'rknn-{encoder}-s{s}-k{k}', mech)}/result.json"
+
+
+def p003_sweep_entries():
+    """Paper 003 Figure 2(a)-(c): s at k = 1, and k at s = at_s; central Laplace at the row's epsilon."""
+    entries = []
+    for label, v in P003["figure2abc"].items():
+        if v["scenario"] not in SCENARIOS:
+            continue
+        mech = f"laplace-eps{float(v['epsilon'])!r}"
+        entries += [
+            {
+                "dataset": label,
+                "sweep": "s",
+                "path": rknn_result(v["scenario"], v["encoder"], s, 1, mech),
+            }
+            for s in v["s"]
+        ]
+        entries += [
+            {
+                "dataset": label,
+                "sweep": "k",
+                "path": rknn_result(v["scenario"], v["encoder"], v["at_s"], k, mech),
+            }
+            for k in v["k"]
+        ]
+    return entries
+
+
+def p003_local_entries():
+    """Paper 003 Figure 2(d): local mechanisms at s = 10, k = 1 over epsilon."""
+    d = P003["figure2d"]
+    return [
+        {
+            "dataset": label,
+            "path": rknn_result(
+                v["scenario"], v["encoder"], 10, 1, f"{m}-eps{float(e)!r}"
+            ),
+        }
+        for label, v in d["datasets"].items()
+        if v["scenario"] in SCENARIOS
+        for m in d["mechanisms"]
+        for e in d["epsilon"]
+    ]
+
+
+def paper_entries():
+    return (
+        table3_entries()
+        + table4_entries()
+        + table5_entries()
+        + figure2d_entries()
+        + p003_sweep_entries()
+        + p003_local_entries()
+    )
+
+
+def figure_outputs(name):
+    return {
+        kind: res(f"figures/{name}.{ext}")
+        for kind, ext in (("png", "png"), ("svg", "svg"), ("data", "csv"))
+    }
+
+
+def paper_figures():
+    """The figures this run selection has rows for (the closed forms always)."""
+    has = {
+        "p002_privacy_vs_parties": True,
+        "p002_accuracy_vs_parties": bool(figure2d_entries()),
+        "p002_rounds": any(P002["k"] in spec["k"] for spec in TABLE2.values()),
+        "p002_privacy_vs_k": True,
+        "p003_queries_and_neighbours": bool(p003_sweep_entries()),
+        "p003_local_dp": bool(p003_local_entries()),
+    }
+    return [name for name, ok in has.items() if ok]
+
+
+FIGURES = paper_figures()

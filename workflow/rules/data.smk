@@ -79,7 +79,7 @@ rule partition:
         code=code("partition.py"),
         scenario=partition_params,
         task=lambda wc: config["tasks"][SCENARIOS[wc.scenario]["task"]],
-        seed=lambda wc: scenario_seed(config, wc.scenario),
+        seed=lambda wc: seed_of(wc.scenario),
     script:
         "../scripts/partition.py"
 

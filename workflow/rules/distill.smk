@@ -56,7 +56,7 @@ rule distill_release:
         runtime=10,
     params:
         code=code("distill_release.py"),
-        seed=lambda wc: scenario_seed(config, wc.scenario),
+        seed=lambda wc: seed_of(wc.scenario),
         randomness=config["privacy"]["randomness"],
     script:
         "../scripts/distill_release.py"
@@ -85,7 +85,7 @@ rule distill_curate:
         runtime=5,
     params:
         code=code("distill_curate.py"),
-        seed=lambda wc: scenario_seed(config, wc.scenario),
+        seed=lambda wc: seed_of(wc.scenario),
         randomness=config["privacy"]["randomness"],
     script:
         "../scripts/distill_curate.py"
@@ -162,7 +162,7 @@ rule distill_student:
     params:
         code=code("distill_student.py"),
         settings=lambda wc: teacher_kind(wc)[2]["student"],
-        seed=lambda wc: scenario_seed(config, wc.scenario),
+        seed=lambda wc: seed_of(wc.scenario),
         device=RKNN["device"],
         preset=config["preset"],
         # label accuracy needs public labels in the task's label space (same dataset)

@@ -59,7 +59,7 @@ rule fedmd:
         n_public_classes=lambda wc: raw.dataset(
             SCENARIOS[wc.scenario]["public"]
         ).classes,
-        seed=lambda wc: scenario_seed(config, wc.scenario),
+        seed=lambda wc: seed_of(wc.scenario),
         # only FedMD-LDP draws noise in this job (NFDP's randomness is in its samples, an input)
         randomness=lambda wc: (
             config["privacy"]["randomness"] if wc.run.startswith("ldp") else "none"
@@ -98,7 +98,7 @@ rule centralized:
         n_public_classes=lambda wc: raw.dataset(
             SCENARIOS[wc.scenario]["public"]
         ).classes,
-        seed=lambda wc: scenario_seed(config, wc.scenario),
+        seed=lambda wc: seed_of(wc.scenario),
         preset=config["preset"],
         checkpoint=lambda wc: res(f"centralized/{wc.scenario}/{wc.arch}/resume.pt"),
     script:

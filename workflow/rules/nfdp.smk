@@ -21,7 +21,7 @@ rule nfdp_sample:
         runtime=5,
     params:
         code=code("nfdp_sample.py"),
-        seed=lambda wc: scenario_seed(config, wc.scenario),
+        seed=lambda wc: seed_of(wc.scenario),
         randomness=config["privacy"]["randomness"],
     script:
         "../scripts/nfdp_sample.py"

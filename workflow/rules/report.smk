@@ -26,7 +26,11 @@ rule privacy_ledger:
     input:
         release_files(),
     output:
-        res("privacy_ledger.csv"),
+        report(
+            res("privacy_ledger.csv"),
+            caption="../report/privacy_ledger.rst",
+            category="Privacy",
+        ),
     log:
         res("logs/privacy_ledger.log"),
     benchmark:
@@ -51,7 +55,9 @@ rule table2:
         rounds=[f"{fedmd_dir(*row)}/rounds.parquet" for row in table2_rows()],
         centralized=[f"{d}/result.json" for _, _, d in centralized_runs()],
     output:
-        csv=res("table2.csv"),
+        csv=report(
+            res("table2.csv"), caption="../report/table2.rst", category="Paper 002"
+        ),
         rounds=res("table2_rounds.parquet"),
     log:
         res("logs/table2.log"),
@@ -80,7 +86,11 @@ rule table_rknn:
     input:
         [f"{d}/result.json" for _, d in rknn_rows()],
     output:
-        res("table_rknn.csv"),
+        report(
+            res("table_rknn.csv"),
+            caption="../report/table_rknn.rst",
+            category="Paper 003",
+        ),
     log:
         res("logs/table_rknn.log"),
     benchmark:
@@ -103,7 +113,9 @@ rule compare:
     input:
         result_files(),
     output:
-        res("compare.csv"),
+        report(
+            res("compare.csv"), caption="../report/compare.rst", category="All methods"
+        ),
     log:
         res("logs/compare.log"),
     benchmark:
@@ -125,10 +137,20 @@ rule reproduction_pages:
     input:
         table2=res("table2.csv"),
         table_rknn=res("table_rknn.csv"),
+        table3=res("table3.csv"),
+        table4=res("table4.csv"),
+        table5=res("table5.csv"),
+        figures=[res(f"figures/{name}.png") for name in FIGURES],
     output:
         table2=f"docs/reproduction/{config['preset']}/table2.md",
         table_rknn=f"docs/reproduction/{config['preset']}/table_rknn.md",
         headline=f"docs/reproduction/{config['preset']}/headline.md",
+        paper002=f"docs/reproduction/{config['preset']}/paper002.md",
+        paper003=f"docs/reproduction/{config['preset']}/paper003.md",
+        figures=[
+            f"docs/reproduction/{config['preset']}/figures/{name}.png"
+            for name in FIGURES
+        ],
     log:
         res("logs/reproduction_pages.log"),
     benchmark:
@@ -143,8 +165,8 @@ rule reproduction_pages:
         code=code("reproduction_pages.py"),
         preset=config["preset"],
         commands={
-            "table2": preset_command(res("table2.csv")),
-            "table_rknn": preset_command(res("table_rknn.csv")),
+            name: preset_command(res(f"{name}.csv"))
+            for name in ("table2", "table_rknn", "table3", "table4", "table5")
         },
     script:
         "../scripts/reproduction_pages.py"

@@ -21,7 +21,7 @@ rule train_encoder:
     params:
         code=code("train_encoder.py"),
         settings=lambda wc: RKNN["encoders"][wc.encoder],
-        seed=lambda wc: scenario_seed(config, wc.scenario),
+        seed=lambda wc: seed_of(wc.scenario),
         device=RKNN["device"],
         checkpoint=lambda wc: f"{represent_dir(wc.scenario, wc.encoder)}/encoder.resume.pt",
     script:
@@ -95,7 +95,7 @@ rule cluster:
         runtime=30,
     params:
         code=code("cluster.py"),
-        seed=lambda wc: scenario_seed(config, wc.scenario),
+        seed=lambda wc: seed_of(wc.scenario),
         iterations=RKNN["kmeans_iterations"],
     script:
         "../scripts/cluster.py"

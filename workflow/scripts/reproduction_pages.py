@@ -1,16 +1,27 @@
-"""Rule reproduction_pages: the paper tables as Markdown pages (docs/reproduction/<preset>/), generated."""
+"""Rule reproduction_pages: the papers' tables and figures as Markdown pages (docs/reproduction/<preset>/),
+generated from the results; the figures are copied beside them."""
+
+import shutil
+from pathlib import Path
 
 from pipelib.logs import to_log
 
 to_log(snakemake)
+from pipelib.io import atomic_path
 from pipelib.report import pages
 
-i, p = snakemake.input, snakemake.params
+i, o, p = snakemake.input, snakemake.output, snakemake.params
+for source, target in zip(i.figures, o.figures):
+    with atomic_path(target) as tmp:
+        shutil.copyfile(source, tmp)
+relative = {Path(f).stem: f"figures/{Path(f).name}" for f in o.figures}
 pages.write_pages(
     {
         "table2": pages.table2_page(i.table2, p.commands["table2"]),
         "table_rknn": pages.table_rknn_page(i.table_rknn, p.commands["table_rknn"]),
         "headline": pages.headline_page(i.table2, i.table_rknn, p.preset),
+        "paper002": pages.paper002_page({k: i[k] for k in ("table3", "table4", "table5")}, relative, p.commands),
+        "paper003": pages.paper003_page(relative),
     },
-    dict(snakemake.output.items()),
+    {k: o[k] for k in ("table2", "table_rknn", "headline", "paper002", "paper003")},
 )

@@ -224,6 +224,101 @@ def headline_page(table2_csv, table_rknn_csv, preset: str) -> str:
     )
 
 
+def _paper_table(csv, columns: list[tuple[str, str]], command: str, title: str) -> list[str]:
+    """A generated section: one of the paper tables (``columns``: (column, header)) with ours against
+    the paper's and the gap in points."""
+    t = pd.read_csv(csv)
+    header = [h for _, h in columns] + ["accuracy ± std", "paper accuracy", "gap (points)", "wall time"]
+    rows = [
+        [r[c] for c, _ in columns]
+        + [
+            f"{r['accuracy']:.4f} ± {r['accuracy_std']:.4f}",
+            r["paper_accuracy"],
+            _gap(r["accuracy"], r["paper_accuracy"]),
+            minutes(r["wall_seconds"]),
+        ]
+        for r in t.to_dict("records")
+    ]
+    return [f"## {title}", "", _provenance(t, command), "", markdown_table(header, rows), ""]
+
+
+def paper002_page(tables: dict, figures: dict, commands: dict) -> str:
+    """Paper 002's Tables 3-5 and Figures 2-4 (``figures``: name -> the PNG's path relative to the page)."""
+    lines = [
+        GENERATED.format(source="results/table3.csv, table4.csv, table5.csv and figures/"),
+        "",
+        "# Paper 002 (FedMD-NFDP): Tables 3-5 and Figures 2-4, ours beside the paper's",
+        "",
+    ]
+    lines += _paper_table(
+        tables["table3"],
+        [
+            ("dataset", "dataset"),
+            ("parties", "N"),
+            ("answer", "answers"),
+            ("k", "k"),
+            ("n", "n"),
+            ("epsilon", "epsilon"),
+            ("delta", "delta"),
+        ],
+        commands["table3"],
+        "Table 3: answer types and the number of parties",
+    )
+    lines += _paper_table(
+        tables["table4"],
+        [
+            ("dataset", "dataset"),
+            ("setting", "partition"),
+            ("scenario", "scenario"),
+            ("k", "k"),
+            ("n", "n"),
+            ("epsilon", "epsilon"),
+            ("delta", "delta"),
+        ],
+        commands["table4"],
+        "Table 4: IID against non-IID",
+    )
+    lines += _paper_table(
+        tables["table5"],
+        [
+            ("dataset", "dataset"),
+            ("sampling", "sampling"),
+            ("k", "k"),
+            ("n", "n"),
+            ("epsilon", "epsilon"),
+            ("delta", "delta"),
+        ],
+        commands["table5"],
+        "Table 5: sampling with against without replacement",
+    )
+    titles = {
+        "p002_privacy_vs_parties": "Figure 2(a)-(c): epsilon, delta and sigma against N (closed forms)",
+        "p002_accuracy_vs_parties": "Figure 2(d): accuracy against N",
+        "p002_rounds": "Figure 3: every party's accuracy per round",
+        "p002_privacy_vs_k": "Figure 4: epsilon and delta against k (closed forms)",
+    }
+    return "\n".join(lines + _figure_sections(titles, figures))
+
+
+def _figure_sections(titles: dict, figures: dict) -> list[str]:
+    """A section per figure (name -> title): the image, or a line saying the selection made none."""
+    lines = []
+    for name, title in titles.items():
+        shown = f"![{title}]({figures[name]})" if name in figures else "No rows of this run selection."
+        lines += [f"## {title}", "", shown, ""]
+    return lines
+
+
+def paper003_page(figures: dict) -> str:
+    """Paper 003's Figure 2 (``figures``: name -> the PNG's path relative to the page)."""
+    lines = [GENERATED.format(source="results/figures/"), "", "# Paper 003 (reverse k-NN labeling): Figure 2", ""]
+    titles = {
+        "p003_queries_and_neighbours": "Figure 2(a)-(c): accuracy against s and k (central Laplace)",
+        "p003_local_dp": "Figure 2(d): local DP, randomized response against Collision",
+    }
+    return "\n".join(lines + _figure_sections(titles, figures))
+
+
 README_BEGIN, README_END = "<!-- headline:begin -->", "<!-- headline:end -->"
 
 
@@ -285,6 +380,18 @@ def run_summary(results_dir, since: float = 0.0, pages_dir=None) -> str:
     compare = root / "compare.csv"
     if compare.is_file():
         head(compare, f"{len(pd.read_csv(compare))} result rows of every method, one schema")
+    for n in (3, 4, 5):
+        table = root / f"table{n}.csv"
+        if table.is_file():
+            head(table, f"paper 002 Table {n}, {len(pd.read_csv(table))} rows beside the paper's")
+    figures = sorted((root / "figures").glob("*.png"))
+    if figures:
+        fresh = sum(f.stat().st_mtime >= since for f in figures)
+        lines.append(
+            f"  {root / 'figures'}/ ({fresh} of {len(figures)} written): "
+            + ", ".join(f.stem for f in figures)
+            + " (PNG, SVG and the data as CSV)"
+        )
     if pages_dir is not None and Path(pages_dir).is_dir():
         lines.append(f"  {pages_dir}/: the tables beside the papers' (Markdown)")
     return "pipelib: finished. Tables:\n" + "\n".join(lines) if lines else "pipelib: finished."

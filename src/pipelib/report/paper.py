@@ -45,3 +45,36 @@ TABLE_RKNN = {
 def table_rknn(dataset: str, s: int, mechanism: str, epsilon: float):
     """(test accuracy %, label accuracy %) printed in paper 003 for this setting, or None."""
     return TABLE_RKNN.get((dataset, s, mechanism, epsilon))
+
+
+# Paper 002, Table 3 (identical in 000 and 002): (dataset, N, answer) -> accuracy %.
+TABLE3 = {
+    ("FEMNIST", 5, "logits"): 74.99,
+    ("FEMNIST", 5, "softmax"): 75.02,
+    ("FEMNIST", 5, "argmax"): 75.58,
+    ("FEMNIST", 10, "logits"): 80.74,
+    ("FEMNIST", 10, "softmax"): 80.64,
+    ("FEMNIST", 10, "argmax"): 81.58,
+    ("CIFAR-10", 5, "logits"): 69.79,
+    ("CIFAR-10", 5, "softmax"): 70.02,
+    ("CIFAR-10", 5, "argmax"): 70.01,
+    ("CIFAR-10", 10, "logits"): 74.55,
+    ("CIFAR-10", 10, "softmax"): 74.88,
+    ("CIFAR-10", 10, "argmax"): 75.12,
+}
+# Table 4: (dataset, setting) -> accuracy % (N = 10; the IID cells equal Table 3's argmax N = 10 cells).
+TABLE4 = {
+    ("FEMNIST", "IID"): 81.58,
+    ("FEMNIST", "non-IID"): 78.36,
+    ("CIFAR-10", "IID"): 75.12,
+    ("CIFAR-10", "non-IID"): 53.18,
+}
+# Table 5 (002 only): (dataset, k, sampling) -> accuracy %.
+TABLE5 = {
+    ("FEMNIST", 300, "with_replacement"): 93.56,
+    ("FEMNIST", 300, "without_replacement"): 93.63,
+    ("CIFAR-10", 60, "with_replacement"): 81.58,
+    ("CIFAR-10", 60, "without_replacement"): 81.13,
+}
+# Paper 003, Figure 2(d): the only printed points, Collision at epsilon = 0.4 (Section 3.3), test accuracy %.
+FIGURE_RKNN_LOCAL = {("MNIST", "collision", 0.4): 98.5, ("CIFAR-10", "collision", 0.4): 78.2}

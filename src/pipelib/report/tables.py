@@ -268,3 +268,63 @@ def table_rknn(labels: list[str], result_paths: list, out_csv, delta_ref: float)
     table = table[[c for c in TABLE_RKNN_COLUMNS if c in table]]
     write_csv(table, out_csv)
     return table
+
+
+# -------------------------------------------------------------------- paper 002, Tables 3-5
+
+PAPER_TABLE_COLUMNS = [
+    "dataset",
+    "scenario",
+    "parties",
+    "setting",
+    "answer",
+    "sampling",
+    "k",
+    "n",
+    "epsilon",
+    "delta",
+    "epsilon_at_delta_ref",
+    "delta_ref",
+    "delta_vacuous",
+    "accuracy",
+    "accuracy_std",
+    "accuracy_any_class",
+    "paper_accuracy",
+    "preset",
+    "seed",
+    "rounds",
+    "public_per_round",
+    "wall_seconds",
+    "hardware",
+]
+
+
+def fedmd_view(entries: list[dict], paper_values: dict, key: tuple, out_csv, delta_ref: float) -> pd.DataFrame:
+    """A paper table as a view of FedMD result rows: ``entries`` are dicts of the row's own columns
+    (dataset, setting, ...) and ``path``, its result row; ``paper_values`` maps the values of ``key`` (a
+    tuple of column names) to the paper's printed accuracy (%)."""
+    rows = []
+    for e in entries:
+        r = with_reference_delta(read_json(e["path"]), delta_ref)
+        row = {**r, **{k: v for k, v in e.items() if k != "path"}}
+        printed = paper_values.get(tuple(row[c] for c in key))
+        rows.append({**row, "paper_accuracy": round(printed / 100, 4) if printed is not None else None})
+    table = pd.DataFrame(rows, columns=None if rows else PAPER_TABLE_COLUMNS)  # no rows: the header alone
+    table = table[[c for c in PAPER_TABLE_COLUMNS if c in table]]
+    write_csv(table, out_csv)
+    return table
+
+
+def table3(entries, out_csv, delta_ref):
+    """results/table3.csv: answer types (logits / softmax / argmax) x number of parties N."""
+    return fedmd_view(entries, paper.TABLE3, ("dataset", "parties", "answer"), out_csv, delta_ref)
+
+
+def table4(entries, out_csv, delta_ref):
+    """results/table4.csv: IID against non-IID partitions."""
+    return fedmd_view(entries, paper.TABLE4, ("dataset", "setting"), out_csv, delta_ref)
+
+
+def table5(entries, out_csv, delta_ref):
+    """results/table5.csv: sampling with against without replacement."""
+    return fedmd_view(entries, paper.TABLE5, ("dataset", "k", "sampling"), out_csv, delta_ref)

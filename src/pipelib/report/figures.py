@@ -1,0 +1,312 @@
+"""Figures of the papers, in one style: our measurements as lines with markers, closed forms as lines,
+the papers' printed values (where they print any) as hollow black markers labelled "paper".
+
+Every figure is written as PNG and SVG together with the data it is drawn from (``.csv`` beside it),
+so that a test can check what a figure shows without reading pixels.  The ``*_data`` functions compute
+that data (closed forms, or views of result rows); the ``plot_*`` functions draw it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from ..io import atomic_path, read_json, read_table, write_csv
+from . import paper
+
+STYLE = {
+    "figure.dpi": 110,
+    "savefig.dpi": 150,
+    "font.size": 9,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "legend.frameon": False,
+    "legend.fontsize": 8,
+    "lines.linewidth": 1.6,
+    "lines.markersize": 5,
+}
+PAPER = {"color": "black", "marker": "o", "markerfacecolor": "none", "linestyle": "none", "markersize": 7}
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update(STYLE)
+    return plt
+
+
+def integer_x(ax) -> None:
+    """Ticks at whole numbers only (parties, rounds, neighbours)."""
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+
+
+def save(fig, data: pd.DataFrame, out: dict) -> None:
+    """Write the figure (``out['png']``, ``out['svg']``) and its data (``out['data']``), atomically."""
+    plt = _plt()
+    fig.tight_layout()
+    for kind in ("png", "svg"):
+        with atomic_path(out[kind]) as tmp:
+            fig.savefig(tmp, format=kind)
+    plt.close(fig)
+    write_csv(data, out["data"])
+
+
+# --------------------------------------------------------------------------------------- paper 002
+
+
+def privacy_vs_parties_data(private_n: dict, k: int, parties: int, answers: int) -> pd.DataFrame:
+    """Figure 2(a)-(c): NFDP's epsilon and delta (Theorem 2, natural log) of k records drawn from n/N, and
+    FedMD-LDP's sigma at that (epsilon, delta) for ``answers`` releases: the paper's formula
+    sqrt(T ln(1/delta)) / epsilon (c2 = 1, no sensitivity) beside the sigma the exact composed Gaussian
+    needs (softmax answers, L2 sensitivity sqrt 2)."""
+    from ..privacy import gaussian
+    from ..privacy.nfdp import WITH_REPLACEMENT
+
+    rows = []
+    for label, total in private_n.items():
+        for n_parties in range(1, parties + 1):
+            n = total / n_parties  # records per party (not an integer in general, as in the paper)
+            eps = k * math.log1p(1 / n)
+            delta = -math.expm1(k * math.log1p(-1 / n))
+            sigma_paper = math.sqrt(answers * math.log(1 / delta)) / eps
+            sigma_exact = gaussian.gaussian_sigma(eps, delta, answers)
+            rows.append(
+                {
+                    "dataset": label,
+                    "parties": n_parties,
+                    "n_per_party": n,
+                    "k": k,
+                    "sampling": WITH_REPLACEMENT,
+                    "epsilon": eps,
+                    "delta": delta,
+                    "log10_epsilon": math.log10(eps),
+                    "log10_delta": math.log10(delta),
+                    "sigma_paper_formula": sigma_paper,
+                    "sigma_exact": sigma_exact,
+                    "log10_sigma_paper_formula": math.log10(sigma_paper),
+                    "log10_sigma_exact": math.log10(sigma_exact),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def plot_privacy_vs_parties(data: pd.DataFrame, out: dict) -> None:
+    plt = _plt()
+    fig, axes = plt.subplots(1, 3, figsize=(10, 3.2))
+    panels = [("log10_epsilon", "(a) log10 epsilon"), ("log10_delta", "(b) log10 delta"), (None, "(c) log10 sigma")]
+    for ax, (column, title) in zip(axes, panels):
+        for label, g in data.groupby("dataset", sort=False):
+            if column:
+                ax.plot(g["parties"], g[column], marker=".", label=label)
+            else:
+                ax.plot(g["parties"], g["log10_sigma_paper_formula"], marker=".", label=f"{label}: paper's formula")
+                ax.plot(
+                    g["parties"], g["log10_sigma_exact"], marker=".", linestyle="--", label=f"{label}: exact, needed"
+                )
+        ax.set_title(title)
+        ax.set_xlabel("number of parties N")
+        integer_x(ax)
+    # the paper's text: at N = 10, log10 epsilon and delta close to -2 (CIFAR) and -3 (FEMNIST)
+    for ax in axes[:2]:
+        ax.plot([10, 10], [-3, -2], **PAPER, label="paper (text, N = 10)")
+    axes[0].legend()
+    axes[2].legend()
+    save(fig, data, out)
+
+
+def privacy_vs_k_data(n: int) -> pd.DataFrame:
+    """Figure 4: Theorems 1 and 2 (natural log) for k = 1..n records of n."""
+    from ..privacy.nfdp import SAMPLINGS, nfdp
+
+    return pd.DataFrame(
+        [
+            {"n": n, "k": k, "sampling": s, "epsilon": nfdp(n, k, s).epsilon, "delta": nfdp(n, k, s).delta}
+            for s in SAMPLINGS
+            for k in range(1, n + 1)
+        ]
+    )
+
+
+def plot_privacy_vs_k(data: pd.DataFrame, out: dict) -> None:
+    plt = _plt()
+    fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.2))
+    for ax, column in zip(axes, ("epsilon", "delta")):
+        for sampling, g in data.groupby("sampling"):
+            ax.plot(g["k"], g[column], label=sampling.replace("_", " "))
+        ax.set_xlabel(f"k (records sampled of n = {data['n'].iloc[0]})")
+        ax.set_title(f"({'ab'[column == 'delta']}) {column}")
+        ax.legend()
+    save(fig, data, out)
+
+
+def accuracy_vs_parties_data(rows: pd.DataFrame, paper: dict) -> pd.DataFrame:
+    """Figure 2(d): mean accuracy over parties against N (result rows, with their dataset label and N);
+    ``paper``: (label, N) -> the paper's Table 3 argmax value, overlaid where it exists."""
+    data = rows[["dataset", "parties", "accuracy", "accuracy_std", "k", "answer", "scenario"]].sort_values(
+        ["dataset", "parties"], kind="stable"
+    )
+    data["paper_accuracy"] = [paper.get((d, n)) for d, n in zip(data["dataset"], data["parties"])]
+    return data.reset_index(drop=True)
+
+
+def plot_accuracy_vs_parties(data: pd.DataFrame, out: dict) -> None:
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(4.6, 3.2))
+    for label, g in data.groupby("dataset", sort=False):
+        ax.errorbar(g["parties"], g["accuracy"], yerr=g["accuracy_std"], marker="o", capsize=2, label=label)
+        p = g.dropna(subset=["paper_accuracy"])
+        ax.plot(p["parties"], p["paper_accuracy"], **PAPER)
+    ax.plot([], [], **PAPER, label="paper (Table 3)")
+    ax.set_xlabel("number of parties N")
+    integer_x(ax)
+    ax.set_ylabel("test accuracy (mean over parties)")
+    ax.set_title("(d) accuracy against N")
+    ax.legend()
+    save(fig, data, out)
+
+
+def rounds_data(rounds: pd.DataFrame, method: str, k: int) -> pd.DataFrame:
+    """Figure 3: every party's accuracy after every round, for one Table 2 row per dataset."""
+    keep = (rounds["method"] == method) & (rounds["k"] == k)
+    return rounds.loc[keep, ["dataset", "method", "k", "round", "party", "arch", "accuracy"]].reset_index(drop=True)
+
+
+def plot_rounds(data: pd.DataFrame, out: dict) -> None:
+    plt = _plt()
+    labels = list(dict.fromkeys(data["dataset"]))
+    fig, axes = plt.subplots(1, len(labels), figsize=(4.2 * len(labels), 3.2), squeeze=False)
+    for ax, label in zip(axes[0], labels):
+        g = data[data["dataset"] == label]
+        for party, p in g.groupby("party"):
+            ax.plot(p["round"], p["accuracy"], marker=".", label=f"party {party}")
+        ax.set_title(f"({'ab'[labels.index(label) % 2]}) {label}, {g['method'].iloc[0]} k = {g['k'].iloc[0]}")
+        ax.set_xlabel("communication round (0: after initialization)")
+        integer_x(ax)
+        ax.set_ylabel("test accuracy")
+    axes[0][0].legend(ncol=2)
+    save(fig, data, out)
+
+
+# --------------------------------------------------------------------------------------- paper 003
+
+
+def queries_and_neighbours_data(rows: pd.DataFrame) -> pd.DataFrame:
+    """Figure 2(a)-(c): label and student accuracy against s (k = 1) and k (s fixed), per dataset."""
+    return (
+        rows[["dataset", "sweep", "s", "k", "epsilon", "label_accuracy", "accuracy", "encoder"]]
+        .sort_values(["dataset", "sweep", "s", "k"], kind="stable")
+        .reset_index(drop=True)
+    )
+
+
+def plot_queries_and_neighbours(data: pd.DataFrame, out: dict) -> None:
+    plt = _plt()
+    fig, axes = plt.subplots(1, 2, figsize=(8.4, 3.2))
+    for ax, (sweep, x) in zip(axes, (("s", "s"), ("k", "k"))):
+        for label, g in data[data["sweep"] == sweep].groupby("dataset", sort=False):
+            (line,) = ax.plot(g[x], g["label_accuracy"], marker="o", label=f"{label}: label accuracy")
+            ax.plot(
+                g[x],
+                g["accuracy"],
+                marker="s",
+                linestyle="--",
+                color=line.get_color(),
+                label=f"{label}: student test accuracy",
+            )
+        ax.set_xlabel("number of queries s (k = 1)" if sweep == "s" else "nearest queries k per record")
+        if sweep == "s":
+            ax.set_xscale("log")
+        else:
+            integer_x(ax)
+        ax.set_ylabel("accuracy")
+    axes[0].set_title("(a-c) against s")
+    axes[1].set_title("against k")
+    axes[1].legend()
+    save(fig, data, out)
+
+
+def local_dp_data(rows: pd.DataFrame, paper: dict) -> pd.DataFrame:
+    """Figure 2(d): test accuracy against epsilon, randomized response against Collision; ``paper``:
+    (label, mechanism, epsilon) -> the paper's printed test accuracy."""
+    data = (
+        rows[["dataset", "mechanism", "epsilon", "label_accuracy", "accuracy", "s", "k", "encoder"]]
+        .sort_values(["dataset", "mechanism", "epsilon"], kind="stable")
+        .reset_index(drop=True)
+    )
+    data["paper_accuracy"] = [
+        paper.get((d, m, e)) for d, m, e in zip(data["dataset"], data["mechanism"], data["epsilon"])
+    ]
+    return data
+
+
+def plot_local_dp(data: pd.DataFrame, out: dict) -> None:
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(4.8, 3.2))
+    for (label, mech), g in data.groupby(["dataset", "mechanism"], sort=False):
+        ax.plot(
+            g["epsilon"],
+            g["accuracy"],
+            marker="o" if mech == "rr" else "s",
+            label=f"{label}: {'randomized response' if mech == 'rr' else 'Collision'}",
+        )
+    p = data.dropna(subset=["paper_accuracy"])
+    ax.plot(p["epsilon"], p["paper_accuracy"], **PAPER, label="paper (Collision, text)")
+    ax.set_xscale("log")
+    ax.set_xlabel("epsilon (local DP, per record)")
+    ax.set_ylabel("student test accuracy")
+    ax.set_title("(d) local DP, s = 10, k = 1")
+    ax.legend()
+    save(fig, data, out)
+
+
+# ------------------------------------------------------------------------ stage entries (one per rule)
+
+
+def _rows(entries: list[dict]) -> pd.DataFrame:
+    """Result rows of ``entries`` (dicts with ``path`` and the columns to add, such as the dataset label)."""
+    return pd.DataFrame([{**read_json(e["path"]), **{k: v for k, v in e.items() if k != "path"}} for e in entries])
+
+
+def p002_privacy_vs_parties(out: dict, private_n: dict, k: int, parties: int, answers: int) -> pd.DataFrame:
+    data = privacy_vs_parties_data(private_n, k, parties, answers)
+    plot_privacy_vs_parties(data, out)
+    return data
+
+
+def p002_privacy_vs_k(out: dict, n: int) -> pd.DataFrame:
+    data = privacy_vs_k_data(n)
+    plot_privacy_vs_k(data, out)
+    return data
+
+
+def p002_accuracy_vs_parties(out: dict, entries: list[dict], answer: str) -> pd.DataFrame:
+    points = {(d, n): v / 100 for (d, n, a), v in paper.TABLE3.items() if a == answer}
+    data = accuracy_vs_parties_data(_rows(entries), points)
+    plot_accuracy_vs_parties(data, out)
+    return data
+
+
+def p002_rounds(out: dict, rounds_path, method: str, k: int) -> pd.DataFrame:
+    data = rounds_data(read_table(rounds_path).to_pandas(), method, k)
+    plot_rounds(data, out)
+    return data
+
+
+def p003_queries_and_neighbours(out: dict, entries: list[dict]) -> pd.DataFrame:
+    data = queries_and_neighbours_data(_rows(entries))
+    plot_queries_and_neighbours(data, out)
+    return data
+
+
+def p003_local_dp(out: dict, entries: list[dict]) -> pd.DataFrame:
+    data = local_dp_data(_rows(entries), {k: v / 100 for k, v in paper.FIGURE_RKNN_LOCAL.items()})
+    plot_local_dp(data, out)
+    return data

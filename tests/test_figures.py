@@ -1,0 +1,157 @@
+"""The papers' figures: closed forms against SPECS.md's tabulated values, and every plot written as
+PNG and SVG with the data it is drawn from."""
+
+import math
+
+import pandas as pd
+import pytest
+
+from pipelib.report import figures as F
+
+# SPECS.md section 1.5, Figure 2(a)-(c): (N, log10 epsilon, log10 delta, log10 sigma) per dataset,
+# k = 3, ln, c2 = 1, T = 100,000.
+SPECS_FIG2 = {
+    "FEMNIST": [
+        (1, -3.982, -3.982, 6.963),
+        (2, -3.681, -3.681, 6.645),
+        (5, -3.283, -3.283, 6.223),
+        (10, -2.982, -2.982, 5.901),
+    ],
+    "CIFAR-10": [
+        (1, -3.000, -3.000, 5.920),
+        (4, -2.398, -2.399, 5.269),
+        (7, -2.155, -2.156, 5.003),
+        (10, -2.001, -2.001, 4.833),
+    ],
+}
+# SPECS.md Figure 4 (n = 100): k -> (epsilon without, delta without, epsilon with, delta with).
+SPECS_FIG4 = {
+    1: (0.0100, 0.01, 0.0100, 0.0100),
+    10: (0.1043, 0.10, 0.0995, 0.0956),
+    50: (0.6833, 0.50, 0.4975, 0.3950),
+    90: (2.2172, 0.90, 0.8955, 0.5953),
+    100: (4.6151, 1.00, 0.9950, 0.6340),
+}
+
+
+@pytest.fixture(scope="module")
+def fig2():
+    return F.privacy_vs_parties_data({"FEMNIST": 28800, "CIFAR-10": 3000}, k=3, parties=10, answers=100000)
+
+
+@pytest.mark.parametrize("label", list(SPECS_FIG2))
+def test_figure2abc_closed_forms_match_specs(fig2, label):
+    g = fig2[fig2.dataset == label].set_index("parties")
+    for n, eps, delta, sigma in SPECS_FIG2[label]:
+        assert g.loc[n, "log10_epsilon"] == pytest.approx(eps, abs=1e-3)
+        assert g.loc[n, "log10_delta"] == pytest.approx(delta, abs=1e-3)
+        assert g.loc[n, "log10_sigma_paper_formula"] == pytest.approx(sigma, abs=1e-3)
+
+
+def test_figure2c_exact_sigma_is_the_calibrated_one(fig2):
+    from pipelib.privacy import gaussian
+
+    row = fig2[(fig2.dataset == "CIFAR-10") & (fig2.parties == 10)].iloc[0]
+    assert row["sigma_exact"] == pytest.approx(gaussian.gaussian_sigma(row["epsilon"], row["delta"], 100000))
+    assert (fig2["sigma_exact"] != fig2["sigma_paper_formula"]).all()
+
+
+def test_figure4_closed_forms_match_specs():
+    data = F.privacy_vs_k_data(100)
+    for k, (e_wo, d_wo, e_w, d_w) in SPECS_FIG4.items():
+        wo = data[(data.k == k) & (data.sampling == "without_replacement")].iloc[0]
+        w = data[(data.k == k) & (data.sampling == "with_replacement")].iloc[0]
+        assert (wo.epsilon, wo.delta) == (pytest.approx(e_wo, abs=1e-4), pytest.approx(d_wo, abs=1e-4))
+        assert (w.epsilon, w.delta) == (pytest.approx(e_w, abs=1e-4), pytest.approx(d_w, abs=1e-4))
+    assert len(data) == 200 and (data.groupby("sampling")["epsilon"].apply(lambda s: s.is_monotonic_increasing)).all()
+
+
+def outputs(tmp_path, name):
+    return {"png": tmp_path / f"{name}.png", "svg": tmp_path / f"{name}.svg", "data": tmp_path / f"{name}.csv"}
+
+
+def written(out):
+    assert out["png"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out["png"].stat().st_size > 5000
+    assert b"<svg" in out["svg"].read_bytes()[:2000]
+    return pd.read_csv(out["data"])
+
+
+def test_every_plot_writes_png_svg_and_its_data(tmp_path, fig2):
+    F.plot_privacy_vs_parties(fig2, outputs(tmp_path, "a"))
+    assert len(written(outputs(tmp_path, "a"))) == 20
+    F.plot_privacy_vs_k(F.privacy_vs_k_data(20), outputs(tmp_path, "b"))
+    assert len(written(outputs(tmp_path, "b"))) == 40
+    rows = pd.DataFrame(
+        {
+            "dataset": ["A", "A", "B"],
+            "parties": [2, 5, 5],
+            "accuracy": [0.5, 0.6, 0.7],
+            "accuracy_std": [0.1, 0.1, 0.0],
+            "k": 16,
+            "answer": "argmax",
+            "scenario": "s",
+        }
+    )
+    data = F.accuracy_vs_parties_data(rows, {("A", 5): 0.75})
+    F.plot_accuracy_vs_parties(data, outputs(tmp_path, "c"))
+    assert written(outputs(tmp_path, "c"))["paper_accuracy"].notna().sum() == 1
+    rounds = pd.DataFrame(
+        {
+            "dataset": "A",
+            "method": "FedMD-NFDP",
+            "k": 16,
+            "round": [0, 1, 0, 1],
+            "party": [0, 0, 1, 1],
+            "arch": "x",
+            "accuracy": [0.1, 0.2, 0.3, 0.4],
+        }
+    )
+    F.plot_rounds(F.rounds_data(rounds, "FedMD-NFDP", 16), outputs(tmp_path, "d"))
+    assert len(written(outputs(tmp_path, "d"))) == 4
+    sweep = pd.DataFrame(
+        {
+            "dataset": "A",
+            "sweep": ["s", "s", "k"],
+            "s": [10, 20, 10],
+            "k": [1, 1, 2],
+            "epsilon": 0.1,
+            "label_accuracy": [0.5, 0.6, 0.55],
+            "accuracy": [0.4, 0.5, 0.45],
+            "encoder": "hog",
+        }
+    )
+    F.plot_queries_and_neighbours(F.queries_and_neighbours_data(sweep), outputs(tmp_path, "e"))
+    assert set(written(outputs(tmp_path, "e"))["sweep"]) == {"s", "k"}
+    local = pd.DataFrame(
+        {
+            "dataset": "A",
+            "mechanism": ["rr", "collision"],
+            "epsilon": [0.4, 0.4],
+            "s": 10,
+            "k": 1,
+            "label_accuracy": [0.3, 0.35],
+            "accuracy": [0.3, 0.4],
+            "encoder": "hog",
+        }
+    )
+    F.plot_local_dp(F.local_dp_data(local, {("A", "collision", 0.4): 0.9}), outputs(tmp_path, "f"))
+    assert written(outputs(tmp_path, "f"))["paper_accuracy"].notna().sum() == 1
+    assert not math.isnan(fig2["sigma_exact"].sum())
+
+
+def test_a_selection_without_rows_gives_header_only_tables_and_pages_without_those_figures(tmp_path):
+    """A run selection that leaves out every Table 2 dataset: tables 3-5 keep their header, the page says
+    which figures have no rows instead of failing."""
+    import pandas as pd
+
+    from pipelib.report import pages, tables
+
+    paths = {}
+    for n in (3, 4, 5):
+        paths[f"table{n}"] = tmp_path / f"table{n}.csv"
+        getattr(tables, f"table{n}")([], paths[f"table{n}"], 1e-5)
+        table = pd.read_csv(paths[f"table{n}"])
+        assert table.empty and {"dataset", "accuracy", "paper_accuracy", "epsilon"} <= set(table.columns)
+    figures = {"p002_privacy_vs_parties": "figures/p002_privacy_vs_parties.png"}
+    page = pages.paper002_page(paths, figures, {f"table{n}": "cmd" for n in (3, 4, 5)})
+    assert "![Figure 2(a)-(c)" in page and page.count("No rows of this run selection.") == 3
