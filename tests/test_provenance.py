@@ -60,6 +60,23 @@ def test_code_digest_changes_with_the_code_a_script_runs_and_only_that(package):
         before = after
 
 
+def test_a_data_file_mentioned_only_in_a_docstring_or_comment_is_not_an_input(package):
+    """A module that names other.yaml in its docstring or a comment does not read it: editing other.yaml
+    (as editing the config schema once did) must not re-run every rule whose scripts import the module."""
+    pkg, script = package
+    (pkg / "b.py").write_text(
+        '"""Reads table.json; the keys are listed in ``other.yaml``."""\n\n'
+        "def g():\n"
+        '    """Not other.yaml either."""\n'
+        '    return open("table.json").read()  # other.yaml has the schema\n'
+    )
+    before = provenance.code_digest(script, pkg)
+    (pkg / "other.yaml").write_text("k: edited\n")
+    assert provenance.code_digest(script, pkg) == before
+    (pkg / "table.json").write_text('{"edited": 1}')  # named in code: an input
+    assert provenance.code_digest(script, pkg) != before
+
+
 @pytest.fixture
 def nested(tmp_path):
     """Subpackages: sub.x imports ..c and .y relatively; sub/__init__ imports nothing; a script imports sub.x."""

@@ -88,6 +88,25 @@ def _data_files(package: Path) -> list[Path]:
     )
 
 
+def code_strings(source: str) -> set[str]:
+    """The string constants of a module's code, docstrings left out: a data file counts as used when
+    one of these names it (a docstring that mentions it does not make it an input)."""
+    tree = ast.parse(source)
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return {
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+    }
+
+
 def code_digest(script, package: Path = PACKAGE) -> str:
     """A 16-hex-digit digest of ``script``, the pipelib modules it runs and the package data files
     (schema, checksums) those modules name."""
@@ -96,8 +115,9 @@ def code_digest(script, package: Path = PACKAGE) -> str:
     texts = {name: module_file(name, package).read_bytes() for name in modules}
     for name in modules:
         digest.update(f"\0{name}\0".encode() + texts[name])
+    named = set().union(*(code_strings(text.decode()) for text in texts.values())) if texts else set()
     for data in _data_files(package):
-        if any(data.name.encode() in text for text in texts.values()):
+        if any(data.name in string for string in named):
             digest.update(f"\0{data.relative_to(package).as_posix()}\0".encode() + data.read_bytes())
     return digest.hexdigest()[:16]
 
