@@ -51,6 +51,23 @@ def _same(a, b) -> bool:
     return (pd.isna(a) and pd.isna(b)) or a == b
 
 
+def _row_against_result(table, row: dict, results: dict, keys: tuple, name: str) -> list:
+    """A table row against the result.json it was made from (the first of ``results`` equal to it in
+    ``keys``; epsilon compared as a float): missing, or an accuracy that differs."""
+
+    def same(v: dict) -> bool:
+        if not all(v.get(c) == row[c] for c in keys if c != "epsilon"):
+            return False
+        return "epsilon" not in keys or _same(float(v.get("epsilon")), float(row["epsilon"]))
+
+    match = [v for v in results.values() if same(v)]
+    if not match:
+        return [(table, f"{name}: its result.json is missing")]
+    if not _same(match[0]["accuracy"], row["accuracy"]):
+        return [(table, f"{name}: accuracy differs from its result.json ({row['accuracy']} vs {match[0]['accuracy']})")]
+    return []
+
+
 def _consistency(root: Path) -> list[tuple[Path, str]]:
     """Report tables that disagree with the files they are made from."""
     problems = []
@@ -59,48 +76,14 @@ def _consistency(root: Path) -> list[tuple[Path, str]]:
     if table2.is_file():
         rows = read_csv(table2)
         for r in rows[rows["method"].str.startswith("FedMD")].to_dict("records"):
-            match = [
-                v
-                for v in results.values()
-                if v.get("scenario") == r["scenario"]
-                and v.get("method") == r["method"]
-                and v.get("k") == r["k"]
-                and v.get("answer") == r["answer"]
-            ]
-            if not match:
-                problems.append((table2, f"row {r['dataset']} {r['method']} k={r['k']}: its result.json is missing"))
-            elif not _same(match[0]["accuracy"], r["accuracy"]):
-                problems.append(
-                    (
-                        table2,
-                        f"row {r['dataset']} {r['method']} k={r['k']}: accuracy differs from its "
-                        f"result.json ({r['accuracy']} vs {match[0]['accuracy']})",
-                    )
-                )
+            name = f"row {r['dataset']} {r['method']} k={r['k']}"
+            problems += _row_against_result(table2, r, results, ("scenario", "method", "k", "answer"), name)
     rknn = root / "table_rknn.csv"
     if rknn.is_file():
         for r in read_csv(rknn).to_dict("records"):
-            match = [
-                v
-                for v in results.values()
-                if v.get("scenario") == r["scenario"]
-                and v.get("encoder") == r["encoder"]
-                and v.get("s") == r["s"]
-                and v.get("k") == r["k"]
-                and v.get("mechanism") == r["mechanism"]
-                and _same(float(v.get("epsilon")), float(r["epsilon"]))
-            ]
-            if not match:
-                problems.append(
-                    (
-                        rknn,
-                        f"row {r['scenario']} {r['encoder']} s={r['s']} {r['mechanism']}: its result.json is missing",
-                    )
-                )
-            elif not _same(match[0]["accuracy"], r["accuracy"]):
-                problems.append(
-                    (rknn, f"row {r['scenario']} {r['encoder']} s={r['s']} {r['mechanism']}: accuracy differs")
-                )
+            name = f"row {r['scenario']} {r['encoder']} s={r['s']} {r['mechanism']}"
+            keys = ("scenario", "encoder", "s", "k", "mechanism", "epsilon")
+            problems += _row_against_result(rknn, r, results, keys, name)
     compare = root / "compare.csv"
     if compare.is_file() and len(read_csv(compare)) != len(results):
         problems.append((compare, f"{len(read_csv(compare))} rows, but {len(results)} result.json files"))
