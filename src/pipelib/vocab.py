@@ -23,6 +23,8 @@ FEDMD_KINDS = ("np", "nfdp", "ldp")
 CENTRAL_MECHANISMS = ("none", "laplace")
 LOCAL_MECHANISMS = ("rr", "collision")
 MECHANISMS = CENTRAL_MECHANISMS + LOCAL_MECHANISMS
+# LDP-DL (paper 004): each data owner's sanitizer of its teacher's soft label.
+SOFT_LABEL_MECHANISMS = ("pm", "duchi", "laplacebox")
 # Distillation-stage teachers (what a party answers) and representation encoders.
 TEACHERS = ("rknn",)
 ENCODER_KINDS = ("hog", "simclr")

@@ -39,6 +39,7 @@ PURE = "pure"  # pure epsilon-DP: the same epsilon at every delta >= 0
 THRESHOLD = "threshold"  # epsilon at delta >= the release's delta; no finite epsilon below it (NFDP)
 NO_CURVE = "none"  # no mechanism: no finite epsilon at any delta < 1
 GDP = "gdp mu="  # a composition of Gaussian releases is mu-GDP; exact curve of Balle & Wang (2018)
+RDP = "rdp gaussian z="  # "<RDP><noise multiplier> count=<n>": n Gaussian releases, RDP accountant's curve
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,7 @@ class Guarantee:
     unit: str  # the protected unit: "one record of a party's private data", ...
     accountant: str  # the theorem or accountant that gives (epsilon, delta)
     releases: int = 1  # releases composed into this guarantee
-    curve: str = PURE  # PURE, THRESHOLD, NO_CURVE or f"{GDP}{mu!r}"
+    curve: str = PURE  # PURE, THRESHOLD, NO_CURVE, f"{GDP}{mu!r}" or f"{RDP}{z!r} count={n}"
 
     def epsilon_at(self, delta: float) -> float:
         """The smallest epsilon this release is proven (epsilon, ``delta``)-DP for; inf when none is."""
@@ -63,6 +64,11 @@ class Guarantee:
             from .gaussian import gdp_epsilon
 
             return gdp_epsilon(float(self.curve[len(GDP) :]), delta)
+        if self.curve.startswith(RDP):
+            from .gaussian import rdp_epsilon
+
+            z, count = self.curve[len(RDP) :].split(" count=")
+            return rdp_epsilon(float(z), int(count), delta, 1.0) if 0 < delta < 1 else math.inf
         return math.inf
 
     def row(self) -> dict:

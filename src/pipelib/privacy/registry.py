@@ -17,7 +17,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from . import NO_PRIVACY, Guarantee, laplace, local
+from . import NO_PRIVACY, Guarantee, laplace, local, soft_label
 
 MECHANISMS: dict[str, type["Mechanism"]] = {}
 _SPEC = re.compile(r"(?P<name>[a-z]+)(-eps(?P<eps>[0-9.]+))?")
@@ -128,6 +128,41 @@ class Collision(LocalMechanism):
         return local.guarantee("collision", self.epsilon)
 
 
+class SoftLabelMechanism(Mechanism):
+    """An owner's sanitizer of its teacher's soft label (LDP-DL, paper 004), ``epsilon`` per answer."""
+
+    locality = "soft-label"
+
+    def release(self, probs: np.ndarray, generator: np.random.Generator) -> np.ndarray:
+        """Sanitized answers (box scale, see :mod:`pipelib.privacy.soft_label`), one per row of ``probs``."""
+        return soft_label.sanitize(self.name, probs, self.epsilon, generator)
+
+    def guarantee(self, answers: int) -> Guarantee:
+        """An owner's record for ``answers`` sanitized answers (sequential composition)."""
+        return soft_label.owner_guarantee(self.name, self.epsilon, answers)
+
+
+@register
+class Piecewise(SoftLabelMechanism):
+    """Multidimensional piecewise mechanism (paper 004 Algorithms 2-3)."""
+
+    name = "pm"
+
+
+@register
+class Duchi(SoftLabelMechanism):
+    """Duchi et al.'s multidimensional mechanism (exactly epsilon-LDP for every k)."""
+
+    name = "duchi"
+
+
+@register
+class LaplaceBox(SoftLabelMechanism):
+    """Laplace(2k/epsilon) on each coordinate of the box [-1, 1]^k."""
+
+    name = "laplacebox"
+
+
 def parse(spec: str) -> Mechanism:
     """'none' -> the exact counts; 'laplace-eps0.1' -> Laplace at epsilon 0.1; errors name the known ones."""
     m = _SPEC.fullmatch(spec)
@@ -147,7 +182,8 @@ def _check_vocabulary() -> None:
 
     central = tuple(n for n, c in MECHANISMS.items() if c.locality == "central")
     local_ = tuple(n for n, c in MECHANISMS.items() if c.locality == "local")
-    assert central == vocab.CENTRAL_MECHANISMS and local_ == vocab.LOCAL_MECHANISMS, (
+    soft = tuple(n for n, c in MECHANISMS.items() if c.locality == "soft-label")
+    assert (central, local_, soft) == (vocab.CENTRAL_MECHANISMS, vocab.LOCAL_MECHANISMS, vocab.SOFT_LABEL_MECHANISMS), (
         "pipelib.vocab must list the registered mechanisms"
     )
 
