@@ -17,6 +17,7 @@ include: "workflow/rules/nfdp.smk"
 include: "workflow/rules/fedmd.smk"
 include: "workflow/rules/represent.smk"
 include: "workflow/rules/distill.smk"
+include: "workflow/rules/ldpdl.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/figures.smk"
 

@@ -54,7 +54,60 @@ def dag():
                 [f"{d}/answers/party-{p}.npy"],
                 {"scenario": "s", "party": str(p)},
             ),
+            Job(
+                "ldpdl_teacher",
+                [f"results/partitions/s/party-{p}.parquet", "results/partitions/s/public.parquet"],
+                [f"results/ldpdl/s/owners/party-{p}/soft.npy", f"results/ldpdl/s/owners/party-{p}/teacher.pt"],
+                {"scenario": "s", "party": str(p)},
+            ),
         ]
+    r = "results/ldpdl/s/pm-eps5.0-q2-aqs"
+    soft = [f"results/ldpdl/s/owners/party-{p}/soft.npy" for p in (0, 1)]
+    jobs += [
+        Job(
+            "ldpdl_plan",
+            ["results/partitions/s/public.parquet"],
+            [f"{r}/plan.json", f"{r}/iter-1/queries.npy"],
+            {"scenario": "s"},
+        ),
+        Job(
+            "ldpdl_release",
+            [f"{r}/plan.json", f"{r}/iter-1/queries.npy", *soft],
+            [f"{r}/iter-1/answers.npy", f"{r}/iter-1/answers.guarantee.json"],
+            {"scenario": "s", "iteration": "1"},
+        ),
+        Job(
+            "ldpdl_student",
+            [
+                f"{r}/plan.json",
+                f"{r}/iter-1/queries.npy",
+                f"{r}/iter-1/answers.npy",
+                f"{r}/iter-1/answers.guarantee.json",
+                "results/partitions/s/public.parquet",
+                "results/partitions/s/test.parquet",
+            ],
+            [f"{r}/iter-1/result.json", f"{r}/iter-1/next.npy"],
+            {"scenario": "s", "iteration": "1"},
+        ),
+        Job(
+            "pate_curate",
+            soft,
+            ["results/ldpdl/s/pate-eps5.0/labels.json"],
+            {"scenario": "s"},
+        ),
+        Job(
+            "pate_student",
+            ["results/ldpdl/s/pate-eps5.0/labels.json", "results/partitions/s/public.parquet"],
+            ["results/ldpdl/s/pate-eps5.0/result.json"],
+            {"scenario": "s"},
+        ),
+        Job(
+            "table_ldpdl",
+            [f"{r}/iter-1/result.json", "results/ldpdl/s/pate-eps5.0/result.json"],
+            ["results/table_ldpdl.csv"],
+            {},
+        ),
+    ]
     jobs += [
         Job(
             "distill_curate",
@@ -96,6 +149,15 @@ def test_a_dag_that_keeps_the_boundary_passes():
         ("embed_party", "results/partitions/s/party-1.parquet", "party-0", "another party's file"),
         ("compare", "results/fedmd/f/softmax/np/resume.pt", None, "never inputs"),
         ("distill_student", "results/logs/fedmd/f/softmax/np.log", None, "never inputs"),
+        # LDP-DL: an owner's teacher reads only its shard; the server reads only sanitized answers; the
+        # owners' job reads the teachers' outputs and nothing else private
+        ("ldpdl_teacher", "results/partitions/s/party-1.parquet", "party-0", "another party's file"),
+        ("ldpdl_teacher", "results/ldpdl/s/owners/party-1/soft.npy", "party-0", "another party's file"),
+        ("ldpdl_student", "results/ldpdl/s/owners/party-0/soft.npy", None, "a private file"),
+        ("pate_student", "results/ldpdl/s/owners/party-1/teacher.pt", None, "a private file"),
+        ("ldpdl_release", "results/represent/s/hog/party-0.npy", None, "not of ldpdl_teacher"),
+        ("ldpdl_release", "results/partitions/s/party-0.parquet", None, "a data file"),
+        ("ldpdl_plan", "results/ldpdl/s/owners/party-0/soft.npy", None, "a private file"),
     ],
 )
 def test_each_kind_of_crossing_fails(rule, extra, match, why):

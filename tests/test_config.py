@@ -99,3 +99,20 @@ def test_merge_is_deep(tmp_path):
     over.write_text("scenarios:\n  cifar_iid: {parties: 2}\n")
     c = load(REPO / "config.yaml", over)
     assert c["scenarios"]["cifar_iid"]["parties"] == 2 and c["scenarios"]["cifar_iid"]["scheme"] == "iid"
+
+
+def test_ldpdl_asks_no_more_owners_than_a_scenario_has(config):
+    msg = bad(config, lambda c: c["ldpdl"]["figures"].update(per_query=[10, 500]))
+    assert "ldpdl.figures.datasets.MNIST" in msg and "N_Q up to 500" in msg
+    msg = bad(config, lambda c: c["ldpdl"]["figures"].update(owners=[10]))
+    assert "ldpdl.per_query = 30 owners per query" in msg
+
+
+def test_ldpdl_queries_must_fit_the_public_pool(config):
+    msg = bad(config, lambda c: c["ldpdl"].update(queries_per_iteration=2000))
+    assert "need 10000 public samples; scenario 'ldpdl_mnist' has 6000" in msg
+
+
+def test_ldpdl_mechanism_must_be_a_soft_label_sanitizer(config):
+    msg = bad(config, lambda c: c["ldpdl"]["table"].update(mechanism="laplace"))
+    assert "ldpdl.table.mechanism" in msg and "pm, duchi, laplacebox" in msg

@@ -98,3 +98,64 @@ def test_kd_loss_is_eq_4():
     one_hot = torch.eye(5)[[0, 1, 2, 3, 4, 0, 1]]
     hard = torch.nn.functional.cross_entropy(logits, one_hot.argmax(1))
     assert ldpdl.kd_loss(1.0, 0.0, 1.0)(logits, one_hot).item() == pytest.approx(hard.item(), rel=1e-5)
+
+
+# ------------------------------------------------------------------ the workflow on the tiny preset
+
+TINY_LDPDL = "results/tiny/ldpdl/ldpdl_mnist"
+
+
+@pytest.mark.workflow
+def test_table_ldpdl_rows_carry_their_guarantees(tiny):
+    import pandas as pd
+
+    t = pd.read_csv(tiny / "results/tiny/table_ldpdl.csv")
+    run = t[t.run == "run"]
+    assert set(run["method"]) == {"LDP-DL", "PATE"} and (run["epsilon"] <= 8.0 + 1e-9).all()
+    ldp = run[run.method == "LDP-DL"].iloc[0]
+    assert ldp["epsilon"] == pytest.approx(8.0) and ldp["delta"] == 0 and ldp["aqs"]
+    assert ldp["adjacency"] == "any two inputs of a local randomizer"
+    assert ldp["per_answer_epsilon"] * ldp["max_answers"] == pytest.approx(8.0)  # the busiest owner
+    assert ldp["max_answers"] >= ldp["mean_answers_paper"]  # the paper's average-load budget is not enough
+    pate = run[run.method == "PATE"].iloc[0]
+    assert pate["epsilon"] == pytest.approx(8.0, rel=2e-3) and pate["delta"] == 1e-5 and pate["sigma"] > 0
+    assert pate["curve"].startswith("rdp gaussian") and pate["epsilon_at_delta_ref"] == pytest.approx(pate["epsilon"])
+    quoted = t[t.run == "quoted"]
+    assert set(quoted["method"]) == {"DP-SGD", "DP-FL"} and quoted["accuracy"].isna().all()
+    assert t["paper_accuracy"].notna().all()
+
+
+@pytest.mark.workflow
+def test_every_owner_spends_at_most_its_budget_and_the_busiest_spends_it(tiny):
+    import json
+
+    for run in (tiny / TINY_LDPDL).glob("*-eps8.0-q2-*"):
+        plan = json.loads((run / "plan.json").read_text())
+        spent: dict[int, float] = {}
+        for g in sorted(run.glob("iter-*/answers.guarantee.json")):
+            for row in json.loads(g.read_text()):
+                spent[row["party"]] = spent.get(row["party"], 0.0) + row["epsilon"]
+        assert max(spent.values()) == pytest.approx(8.0) and all(v <= 8.0 + 1e-9 for v in spent.values())
+        assert sorted(spent) == [o for o, c in enumerate(plan["loads"]) if c > 0]
+        answers = np.load(run / "iter-1/answers.npy")
+        assert answers.shape == (plan["per_iteration"], 2, 10)  # S queries x N_Q owners x k classes
+
+
+@pytest.mark.workflow
+def test_active_sampling_queries_what_the_student_is_least_sure_of(tiny):
+    import torch
+
+    from pipelib.io import read_images
+    from pipelib.train import loop
+    from pipelib.train.supervised import load_model
+
+    run = tiny / TINY_LDPDL / "pm-eps8.0-q2-aqs"
+    model = load_model(run / "iter-1/student.pt", "cpu")
+    _, images, _ = read_images(tiny / "results/tiny/partitions/ldpdl_mnist/public.parquet")
+    probs = torch.softmax(loop.predict(model, loop.to_device(images, "cpu")), 1).numpy()
+    asked = np.load(run / "iter-1/queries.npy")
+    expected = ldpdl.least_confident(probs, np.setdiff1d(np.arange(len(images)), asked), len(asked))
+    assert (np.load(run / "iter-1/next.npy") == expected).all()
+    random_run = tiny / TINY_LDPDL / "pm-eps8.0-q2-random"
+    assert not (random_run / "iter-2").exists()  # without AQS: all S x T random queries in one iteration
+    assert len(np.load(random_run / "iter-1/queries.npy")) == 2 * len(asked)

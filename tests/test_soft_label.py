@@ -153,3 +153,13 @@ def test_gnmax_returns_the_argmax_when_the_noise_is_negligible_and_not_when_it_d
     many = np.tile(votes[1], (20_000, 1))
     labels = pate.gnmax(many, 50.0, rng(1))
     assert 0.3 < np.mean(labels == 0) < 0.5  # close votes: the noise decides nearly half the time
+
+
+def test_pm_bounds_and_duchi_scale_match_specs_derived_values():
+    # SPECS.md 4.2 [D]: epsilon_i = epsilon/3 (r = 3) -> PM-ONE's C at epsilon 1, 5, 8
+    for eps, c in ((1.0, 12.03), (5.0, 2.54), (8.0, 1.72)):
+        assert sl.pm_bounds(eps / 3) == pytest.approx(c, abs=0.005)
+    assert sl.pm_coordinates(10, 10 / 3) == 1  # m = 1 at every epsilon_i of the paper's Table 1 regime
+    # C_k for k = 10: SPECS quotes (512 + 126)/126 = 5.063 for the form that is not epsilon-LDP;
+    # ours, 2^9 / binom(9, 4) = 512/126 = 4.063 (see the module docstring)
+    assert sl.duchi_scale(10, 1.0) / ((math.e + 1) / (math.e - 1)) == pytest.approx(512 / 126)

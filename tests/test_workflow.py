@@ -18,7 +18,8 @@ pytestmark = pytest.mark.workflow
 
 
 def test_builds_every_scenario(tiny):
-    """Every scenario of the preset, and the 2-party variants of Table 3 / Figure 2(d) (same pool, N = 2)."""
+    """Every scenario of the preset, the 2-party variants of Table 3 / Figure 2(d) (same pool, N = 2) and the
+    3-owner variant of paper 004's Figure (c)."""
     parts = pd.read_csv(tiny / "results/tiny" / "partitions.csv")
     assert set(parts["scenario"]) == {
         "femnist_iid",
@@ -29,14 +30,18 @@ def test_builds_every_scenario(tiny):
         "rknn_cifar10",
         "femnist_iid-n2",
         "cifar_iid-n2",
+        "ldpdl_mnist",
+        "ldpdl_mnist-n3",
     }
     parties = parts[parts.role == "party"].groupby("scenario").size()
-    assert parties.to_dict() == {s: 2 if s.endswith("-n2") else 3 for s in parties.index}
+    sizes = {"ldpdl_mnist": 4, "ldpdl_mnist-n3": 3}
+    assert parties.to_dict() == {s: sizes.get(s, 2 if s.endswith("-n2") else 3) for s in parties.index}
     for scenario, count in parties.items():
         for party in range(count):
             assert (tiny / f"results/tiny/partitions/{scenario}/party-{party}.parquet").is_file()
     pools = parts[parts.role == "party"].groupby("scenario")["n"].sum()
     assert pools["femnist_iid-n2"] == pools["femnist_iid"] and pools["cifar_iid-n2"] == pools["cifar_iid"]
+    assert pools["ldpdl_mnist-n3"] == pools["ldpdl_mnist"] == 1200
 
 
 def test_ledger_equals_theorems(tiny):
@@ -224,7 +229,7 @@ def test_dag_keeps_the_privacy_boundary_by_content(tiny, data_root):
 
     jobs = dry_run_jobs(tiny, data_root, TINY)
     roles = {boundary.ROLES[j.rule] for j in jobs}
-    assert roles == {"dealer", "party", "curator", "public", "server", "federation", "baseline", "report"}
+    assert roles == {"dealer", "party", "curator", "owners", "public", "server", "federation", "baseline", "report"}
     running = scenarios(load(REPO / "config.yaml", TINY))
     assert boundary.check(jobs, running, root=tiny, results_dir="results/tiny") == []
     # the check reads content: the server's public table holds public rows only, and a crossing is caught
@@ -244,8 +249,12 @@ def test_dag_keeps_the_privacy_boundary_in_the_other_presets(preset, data_root, 
     from pipelib.config import load, scenarios
 
     files = [REPO / "config.yaml"] + ([REPO / "presets" / f"{preset}.yaml"] if preset != "paper" else [])
+    if preset == "paper":  # paper 004's full figure grid is 4,000 jobs of the same few rules: one point each
+        thin = tmp_path / "thin.yaml"
+        thin.write_text("ldpdl: {figures: {epsilon: [5.0], per_query: [30], owners: [100]}}\n")
+        files.append(thin)
     jobs = dry_run_jobs(tmp_path, data_root, *files)
-    assert {j.rule for j in jobs} >= {"distill_student", "distill_curate", "fedmd", "train_encoder"}
+    assert {j.rule for j in jobs} >= {"distill_student", "distill_curate", "fedmd", "train_encoder", "ldpdl_release"}
     config = load(*files)
     assert boundary.check(jobs, scenarios(config), results_dir=config["results_dir"]) == []
 
@@ -318,7 +327,7 @@ def test_tiny_tables_are_pinned(tiny, table):
 
 def test_ledger_lists_every_privatized_release(tiny):
     ledger = pd.read_csv(tiny / "results/tiny" / "privacy_ledger.csv")
-    assert set(ledger["method"]) == {"FedMD-NFDP", "FedMD-LDP", "reverse k-NN"}
+    assert set(ledger["method"]) == {"FedMD-NFDP", "FedMD-LDP", "reverse k-NN", "LDP-DL", "PATE"}
     assert set(ledger.loc[ledger.method == "reverse k-NN", "mechanism"]) == {"none", "laplace", "rr", "collision"}
     assert ledger[["adjacency", "protected_unit", "accountant", "releases"]].notna().all().all()
     ldp = ledger[ledger.method == "FedMD-LDP"]
@@ -333,7 +342,15 @@ def test_compare_holds_every_method_in_one_schema(tiny):
 
     rows = pd.read_csv(tiny / "results/tiny" / "compare.csv")
     assert list(rows.columns[: len(RESULT_COLUMNS)]) == list(RESULT_COLUMNS)
-    assert set(rows["method"]) == {"FedMD-NP", "FedMD-NFDP", "FedMD-LDP", "Centralized", "reverse k-NN"}
+    assert set(rows["method"]) == {
+        "FedMD-NP",
+        "FedMD-NFDP",
+        "FedMD-LDP",
+        "Centralized",
+        "reverse k-NN",
+        "LDP-DL",
+        "PATE",
+    }
     needed = ["epsilon", "delta", "adjacency", "accountant", "accuracy", "n", "preset", "device"]
     assert rows[needed].notna().all().all()
     from collections import Counter
@@ -376,6 +393,7 @@ def test_editing_the_report_module_reruns_no_training(tiny, data_root, tmp_path)
         "table5": 1,
         "figure_p002_rounds": 1,  # its script reads the rounds table through the tables module
         "table_rknn": 1,
+        "table_ldpdl": 1,
         "compare": 1,
         "reproduction_pages": 1,  # downstream of the tables
         "all": 1,
@@ -402,7 +420,10 @@ RELEASE_FIELDS = {
     "distill_release": {"scenario", "teacher", "lmech", "party"},
     "distill_curate": {"scenario", "teacher", "cmech"},
     "fedmd": {"scenario", "answer", "run", "party"},
+    "ldpdl_release": {"scenario", "ldmech", "eps", "nq", "qs", "iteration", "owner"},
+    "pate_curate": {"scenario", "eps"},
 }
+SHOWN_AS = {"ldmech": "{}-eps", "eps": "eps{}", "nq": "-q{}-", "qs": "-{}/", "iteration": "iter-{}/"}
 
 
 def test_every_release_is_keyed_by_everything_that_identifies_it(tiny):
@@ -412,11 +433,15 @@ def test_every_release_is_keyed_by_everything_that_identifies_it(tiny):
 
     ledger = pd.read_csv(tiny / "results/tiny" / "privacy_ledger.csv")
     assert (ledger["randomness"] == "seeded").all() and ledger["release_key"].is_unique
-    for key, release in zip(ledger["release_key"], ledger["release"]):
+    for key, release, party in zip(ledger["release_key"], ledger["release"], ledger["party"]):
         fields = json.loads(key)
         assert set(fields) - {"rule"} == RELEASE_FIELDS[fields.pop("rule")]
         for name, value in fields.items():  # the key names this release, not another one
-            assert (f"party-{value}" if name == "party" else value) in release, (name, value, release)
+            if name == "owner":  # one LDP-DL release file holds every owner's answers: the row names the owner
+                assert int(value) == party
+            else:
+                shown = f"party-{value}" if name == "party" else SHOWN_AS.get(name, "{}").format(value)
+                assert shown in release, (name, value, release)
 
 
 def test_entropy_randomness_is_secret_and_recorded(data_root, tmp_path):
@@ -477,6 +502,7 @@ FIGURES = [
     "p002_privacy_vs_k",
     "p003_queries_and_neighbours",
     "p003_local_dp",
+    "p004_mnist",
 ]
 
 
@@ -500,6 +526,11 @@ def test_every_figure_is_drawn_from_its_data(tiny):
     assert set(zip(local["dataset"], local["mechanism"])) == {
         (d, m) for d in ("MNIST", "CIFAR-10") for m in ("rr", "collision")
     }
+    p004 = figure_data(tiny, "p004_mnist")
+    assert set(zip(p004["sweep"], p004["mechanism"], p004["aqs"])) == {
+        (s, m, a) for s in ("epsilon", "per_query", "owners") for m in ("pm", "laplacebox") for a in (True, False)
+    }
+    assert set(p004.loc[p004.sweep == "owners", "owners"]) == {3} and p004["accuracy"].between(0, 1).all()
     assert len(figure_data(tiny, "p002_privacy_vs_parties")) == 2 * 10
     assert len(figure_data(tiny, "p002_privacy_vs_k")) == 2 * 100
 
@@ -532,6 +563,7 @@ def test_the_html_report_holds_every_table_and_figure(tiny, data_root):
         "table4.csv",
         "table5.csv",
         "table_rknn.csv",
+        "table_ldpdl.csv",
         "compare.csv",
         "privacy_ledger.csv",
     ):

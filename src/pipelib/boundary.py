@@ -7,6 +7,9 @@ Roles:
 dealer      sets the experiment up: raw files, partitions, each party's table
 party       one party's job: its own table and what it derived from it; nothing of another party
 curator     the trusted curator of a central mechanism: the parties' raw answers in, a privatized sum out
+owners      every owner's local sanitizer of one LDP-DL iteration in one job (a job per owner and
+            iteration would be thousands): each owner's answers come from its own files only (in code,
+            :func:`pipelib.methods.ldpdl.release`); only sanitized answers come out
 public      public data only (pre-training, encoders, public embeddings, clustering)
 server      public data and privatized releases only
 federation  a FedMD row: all parties and the server of the row in one job, the boundary kept in code
@@ -41,6 +44,14 @@ ROLES = {
     "distill_answers": "party",
     "distill_release": "party",
     "distill_curate": "curator",
+    "ldpdl_teacher": "party",
+    "ldpdl_release": "owners",
+    "pate_curate": "curator",
+    "ldpdl_plan": "server",
+    "ldpdl_student": "server",
+    "pate_student": "server",
+    "table_ldpdl": "report",
+    "figure_p004": "report",
     "pretrain": "public",
     "train_encoder": "public",
     "embed_public": "public",
@@ -77,12 +88,15 @@ MAY_READ = {
     "dealer": {"source", "data", "summary"},
     "party": {"data", "private", "public", "summary"},
     "curator": {"private", "public", "summary"},
+    "owners": {"private", "public", "summary"},
     "public": {"data", "public", "summary"},
     "server": {"data", "public", "release", "summary"},
     "federation": {"data", "private", "public", "release", "result", "summary"},
     "baseline": {"data", "public", "summary"},
     "report": {"data", "public", "release", "result", "summary"},
 }
+# The only private files the owners' job may read: the owners' teachers' outputs.
+PRIVATE_FROM = {"owners": ("ldpdl_teacher",)}
 ROW_CHECKED = {"public", "server", "report"}  # roles whose data tables must hold no private row
 PARTY = re.compile(r"party-(\d+)")
 
@@ -139,7 +153,7 @@ def _kind(path: str, producer: Job | None) -> str:
     if role == "party":
         release = RELEASES.get(producer.rule)
         return "release" if release is not None and release.search(path) else "private"
-    if role == "curator":
+    if role in ("curator", "owners"):
         return "release"
     if role in ("public", "server"):
         return "public"
@@ -258,6 +272,9 @@ def check(jobs: list[Job], scenarios: dict, root: Path | None = None, results_di
                 made = f"{producer[path].rule}'s output" if path in producer else "no rule makes it"
                 problems.append(f"{where}: a {kind} file ({made})")
                 continue
+            source = producer[path].rule if path in producer else None
+            if kind == "private" and role in PRIVATE_FROM and source not in PRIVATE_FROM[role]:
+                problems.append(f"{where}: a private file of {source}, not of {', '.join(PRIVATE_FROM[role])}")
             party = PARTY.search(path)
             if role == "party" and party and party.group(1) != job.wildcards.get("party"):
                 problems.append(f"{where}: another party's file")

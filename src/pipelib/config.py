@@ -158,6 +158,39 @@ def _cross_check_papers(config: dict) -> list[str]:
     return problems
 
 
+def _cross_check_ldpdl(config: dict) -> list[str]:
+    """ldpdl names defined scenarios, asks no more owners per query than a scenario has, and fits its
+    queries in the public pool."""
+    problems, d = [], config["ldpdl"]
+    need = d["queries_per_iteration"] * d["iterations"]
+    for part in ("table", "figures"):
+        for label, name in d[part]["datasets"].items():
+            key = f"ldpdl.{part}.datasets.{label}"
+            sc = config["scenarios"].get(name)
+            if sc is None:
+                problems.append(f"config key {key} = {name!r} is not a scenario")
+                continue
+            owners = [sc["parties"]] + (d["figures"]["owners"] if part == "figures" else [])
+            per_query = [d["per_query"]] + (d["figures"]["per_query"] if part == "figures" else [])
+            if max(per_query) > sc["parties"]:
+                problems.append(
+                    f"config key {key}: N_Q up to {max(per_query)} owners per query, but scenario {name!r} "
+                    f"has {sc['parties']} parties (owners)"
+                )
+            if d["per_query"] > min(owners):
+                problems.append(
+                    f"config key {key}: ldpdl.per_query = {d['per_query']} owners per query, but "
+                    f"ldpdl.figures.owners goes down to {min(owners)}"
+                )
+            rows = sc.get("public_rows", {})
+            if "stop" in rows and rows["stop"] - rows.get("start", 0) < need:
+                problems.append(
+                    f"config key {key}: {d['iterations']} iterations x {d['queries_per_iteration']} queries "
+                    f"need {need} public samples; scenario {name!r} has {rows['stop'] - rows.get('start', 0)}"
+                )
+    return problems
+
+
 def _cross_check(config: dict) -> list[str]:
     problems = []
     for section in ("scenarios", "table2"):
@@ -173,7 +206,7 @@ def _cross_check(config: dict) -> list[str]:
     ] + [(f"rknn.table.{i}", row["scenario"]) for i, row in enumerate(config["rknn"]["table"])]:
         if scenario in config["scenarios"] and scenario not in running:
             problems.append(f"config key {key} needs scenario {scenario!r}, which run.scenarios leaves out")
-    problems += _cross_check_papers(config)
+    problems += _cross_check_papers(config) + _cross_check_ldpdl(config)
     tasks = config["tasks"]
     for name, sc in config["scenarios"].items():
         key = f"scenarios.{name}"
@@ -239,18 +272,19 @@ def party_variant(config: dict, scenario: str, parties: int) -> str:
 
 def scenarios(config: dict) -> dict:
     """The scenarios a config runs: those ``run.scenarios`` keeps, and the variants with another number of
-    parties that paper 002's Table 3 and Figure 2(d) ask for (the same pool, data, task and seed, dealt
-    to N parties; no NFDP samples of their own)."""
+    parties that paper 002's Table 3 and Figure 2(d) and paper 004's Figures 4-6 (c) ask for (the same
+    pool, data, task and seed, dealt to N parties; no NFDP samples of their own)."""
     out = selected(config, "scenarios")
     p = config["paper002"]
     counts = sorted(set(p["table3"]["parties"]) | set(p["figure2d"]["parties"]))
-    for spec in selected(config, "table2").values():
-        base = config["scenarios"][spec["scenario"]]
-        for n in counts:
-            name = party_variant(config, spec["scenario"], n)
-            if name not in out:
-                variant = {k: v for k, v in base.items() if k != "nfdp"}
-                out[name] = {**variant, "parties": n, "seed": scenario_seed(config, spec["scenario"])}
+    wanted = [(spec["scenario"], n) for spec in selected(config, "table2").values() for n in counts]
+    figures = config["ldpdl"]["figures"]
+    wanted += [(sc, n) for sc in figures["datasets"].values() if sc in out for n in figures["owners"]]
+    for base_name, n in wanted:
+        name = party_variant(config, base_name, n)
+        if name not in out:
+            variant = {k: v for k, v in config["scenarios"][base_name].items() if k != "nfdp"}
+            out[name] = {**variant, "parties": n, "seed": scenario_seed(config, base_name)}
     return out
 
 

@@ -125,6 +125,21 @@ def job_work(rule: str, wc: dict, config: dict, results_dir: str) -> Work | None
         w.add(s["arch"], SHAPES[sc["public"]], s["batch"], s["epochs"] * n)
         test = _test_n(config, results_dir, wc["scenario"])
         w.add(s["arch"], SHAPES[sc["public"]], 1024, FORWARD * s["epochs"] * test)
+    elif rule == "ldpdl_teacher":
+        s, sc = config["ldpdl"]["teacher"], config["scenarios"][wc["scenario"]]
+        ns, w.estimated = _party_n(config, results_dir, wc["scenario"])
+        w.add(s["arch"], SHAPES[sc["private"]], s["batch"], s["epochs"] * ns[int(wc["party"])])
+        w.add(s["arch"], SHAPES[sc["public"]], 1024, FORWARD * _public_n(config, results_dir, wc["scenario"]))
+    elif rule in ("ldpdl_student", "pate_student"):
+        d, sc = config["ldpdl"], config["scenarios"][wc["scenario"]]
+        s = d["student"]
+        total = d["queries_per_iteration"] * d["iterations"]
+        # an AQS iteration t trains on t x S queries; a run without AQS (or PATE) on all S x T at once
+        queries = int(wc["iteration"]) * d["queries_per_iteration"] if wc.get("qs") == "aqs" else total
+        w.add(s["arch"], SHAPES[sc["public"]], s["batch"], s["epochs"] * queries)
+        test = _test_n(config, results_dir, wc["scenario"])
+        extra = _public_n(config, results_dir, wc["scenario"]) if wc.get("qs") == "aqs" else 0
+        w.add(s["arch"], SHAPES[sc["public"]], 1024, FORWARD * (test + extra))
     else:
         return None
     return w

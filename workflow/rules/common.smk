@@ -70,7 +70,7 @@ def check_roles():
     """Every rule plays a declared role in the threat model (pipelib.boundary.ROLES), or nothing runs."""
     problems = rule_roles([r.name for r in workflow.rules])
     if problems:
-        roles = "dealer, party, curator, public, server, federation, baseline, report"
+        roles = "dealer, party, curator, owners, public, server, federation, baseline, report"
         raise WorkflowError(f"{'; '.join(problems)}: add it with its role ({roles})")
 
 
@@ -290,6 +290,8 @@ def all_targets():
         res("table4.csv"),
         res("table5.csv"),
         *[res(f"figures/{name}.png") for name in FIGURES],
+        *([res("table_ldpdl.csv")] if ldpdl_table_entries() else []),
+        *[res(f"figures/{name}.png") for name in ldpdl_figure_names()],
     ]
 
 
@@ -491,6 +493,10 @@ def release_files():
                 else ["release/curated"]
             )
             files += [f"{Path(path).parent}/{n}.guarantee.json" for n in names]
+        elif parts[0] == "ldpdl" and parts[2].startswith("pate-"):
+            files.append(f"{Path(path).parent}/labels.guarantee.json")
+        elif parts[0] == "ldpdl":
+            files += ldpdl_release_guarantees(path)
     files = [f"{sample_dir(*key)}/ledger.csv" for key in dict.fromkeys(samples)] + files
     return list(dict.fromkeys(files))
 
@@ -501,6 +507,8 @@ def result_files():
     files += [f"{d}/result.json" for _, _, d in centralized_runs()]
     files += [f"{d}/result.json" for _, d in rknn_rows()]
     files += [e["path"] for e in paper_entries()]
+    files += [e[k] for e in ldpdl_table_entries() for k in ("ldpdl", "pate")]
+    files += [e["path"] for e in ldpdl_figure_entries()]
     return list(dict.fromkeys(files))
 
 
@@ -674,3 +682,127 @@ def paper_figures():
 
 
 FIGURES = paper_figures()
+
+
+# ------------------------------------------------- LDP-DL and PATE (paper 004; rules in ldpdl.smk)
+LDPDL = config["ldpdl"]
+LDPDL_GPUS = 0 if LDPDL["device"] == "cpu" else 1
+
+
+def ldpdl_dir(scenario, mech, eps, nq, qs):
+    return res(f"ldpdl/{scenario}/{mech}-eps{float(eps)!r}-q{nq}-{qs}")
+
+
+def ldpdl_shape(qs):
+    """(queries per iteration, iterations) of a run.  Without AQS the queries do not depend on the
+    student, so the S x T random queries are drawn at once and one student is trained on them: the
+    same final student as T rounds of S (each retrains from scratch on all queries so far).
+    """
+    s, t = LDPDL["queries_per_iteration"], LDPDL["iterations"]
+    return (s, t) if qs == "aqs" else (s * t, 1)
+
+
+def ldpdl_result(scenario, mech, eps, nq, qs):
+    """A run's result row: its last iteration's student."""
+    return f"{ldpdl_dir(scenario, mech, eps, nq, qs)}/iter-{ldpdl_shape(qs)[1]}/result.json"
+
+
+def ldpdl_release_guarantees(result):
+    """The release records behind a run's result row (every iteration up to the row's)."""
+    run, last = Path(result).parent.parent, int(Path(result).parent.name.split("-")[1])
+    return [f"{run}/iter-{t}/answers.guarantee.json" for t in range(1, last + 1)]
+
+
+def pate_result(scenario, eps):
+    return res(f"ldpdl/{scenario}/pate-eps{float(eps)!r}/result.json")
+
+
+def owner_files(scenario, name):
+    """One file of every owner of a scenario (for the owners' and the curator's jobs only)."""
+    return {
+        str(i): res(f"ldpdl/{scenario}/owners/party-{i}/{name}")
+        for i in party_ids(scenario)
+    }
+
+
+def run_dir(wc):
+    return ldpdl_dir(wc.scenario, wc.ldmech, wc.eps, wc.nq, wc.qs)
+
+
+def queries_of(wc, t):
+    """The queries of iteration t: the plan's first draw, then each student's choice of the next."""
+    d = run_dir(wc)
+    return f"{d}/iter-1/queries.npy" if t == 1 else f"{d}/iter-{t - 1}/next.npy"
+
+
+def ldpdl_table_entries():
+    """Paper 004 Table 1: per dataset and epsilon, LDP-DL (the table's mechanism, AQS) and PATE."""
+    t = LDPDL["table"]
+    return [
+        {
+            "dataset": label,
+            "epsilon": float(e),
+            "ldpdl": ldpdl_result(sc, t["mechanism"], e, LDPDL["per_query"], "aqs"),
+            "pate": pate_result(sc, e),
+        }
+        for label, sc in t["datasets"].items()
+        if sc in SCENARIOS
+        for e in t["epsilon"]
+    ]
+
+
+def ldpdl_figure_entries():
+    """Figures 4-6: accuracy against epsilon, N_Q and L; every mechanism with and without AQS."""
+    f = LDPDL["figures"]
+    out = []
+    for label, sc in f["datasets"].items():
+        if sc not in SCENARIOS:
+            continue
+        for mech in f["mechanisms"]:
+            for qs in ("aqs", "random"):
+                common = {"dataset": label, "mechanism": mech, "aqs": qs == "aqs"}
+                out += [
+                    {
+                        **common,
+                        "sweep": "epsilon",
+                        "x": float(e),
+                        "path": ldpdl_result(sc, mech, e, LDPDL["per_query"], qs),
+                    }
+                    for e in f["epsilon"]
+                ]
+                out += [
+                    {
+                        **common,
+                        "sweep": "per_query",
+                        "x": n,
+                        "path": ldpdl_result(sc, mech, f["at_epsilon"], n, qs),
+                    }
+                    for n in f["per_query"]
+                ]
+                out += [
+                    {
+                        **common,
+                        "sweep": "owners",
+                        "x": n,
+                        "path": ldpdl_result(
+                            party_variant(config, sc, n),
+                            mech,
+                            f["at_epsilon"],
+                            LDPDL["per_query"],
+                            qs,
+                        ),
+                    }
+                    for n in f["owners"]
+                ]
+    return out
+
+
+def ldpdl_figure_names():
+    return [
+        f"p004_{slug(label)}"
+        for label in dict.fromkeys(e["dataset"] for e in ldpdl_figure_entries())
+    ]
+
+
+def slug(label):
+    return re.sub(r"[^a-z0-9]+", "", label.lower())

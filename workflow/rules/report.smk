@@ -140,16 +140,18 @@ rule reproduction_pages:
         table3=res("table3.csv"),
         table4=res("table4.csv"),
         table5=res("table5.csv"),
-        figures=[res(f"figures/{name}.png") for name in FIGURES],
+        figures=[res(f"figures/{name}.png") for name in FIGURES + ldpdl_figure_names()],
+        table_ldpdl=[res("table_ldpdl.csv")] if ldpdl_table_entries() else [],
     output:
         table2=f"docs/reproduction/{config['preset']}/table2.md",
         table_rknn=f"docs/reproduction/{config['preset']}/table_rknn.md",
         headline=f"docs/reproduction/{config['preset']}/headline.md",
         paper002=f"docs/reproduction/{config['preset']}/paper002.md",
         paper003=f"docs/reproduction/{config['preset']}/paper003.md",
+        paper004=f"docs/reproduction/{config['preset']}/paper004.md",
         figures=[
             f"docs/reproduction/{config['preset']}/figures/{name}.png"
-            for name in FIGURES
+            for name in FIGURES + ldpdl_figure_names()
         ],
     log:
         res("logs/reproduction_pages.log"),
@@ -166,7 +168,14 @@ rule reproduction_pages:
         preset=config["preset"],
         commands={
             name: preset_command(res(f"{name}.csv"))
-            for name in ("table2", "table_rknn", "table3", "table4", "table5")
+            for name in (
+                "table2",
+                "table_rknn",
+                "table3",
+                "table4",
+                "table5",
+                "table_ldpdl",
+            )
         },
     script:
         "../scripts/reproduction_pages.py"

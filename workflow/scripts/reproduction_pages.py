@@ -22,6 +22,11 @@ pages.write_pages(
         "headline": pages.headline_page(i.table2, i.table_rknn, p.preset),
         "paper002": pages.paper002_page({k: i[k] for k in ("table3", "table4", "table5")}, relative, p.commands),
         "paper003": pages.paper003_page(relative),
+        "paper004": pages.paper004_page(
+            i.table_ldpdl[0] if i.table_ldpdl else None,
+            {k: v for k, v in relative.items() if k.startswith("p004_")},
+            p.commands["table_ldpdl"],
+        ),
     },
-    {k: o[k] for k in ("table2", "table_rknn", "headline", "paper002", "paper003")},
+    {k: o[k] for k in ("table2", "table_rknn", "headline", "paper002", "paper003", "paper004")},
 )

@@ -310,3 +310,60 @@ def p003_local_dp(out: dict, entries: list[dict]) -> pd.DataFrame:
     data = local_dp_data(_rows(entries), {k: v / 100 for k, v in paper.FIGURE_RKNN_LOCAL.items()})
     plot_local_dp(data, out)
     return data
+
+
+# --------------------------------------------------------------------------------------- paper 004
+
+P004_PANELS = (
+    ("epsilon", "(a) total epsilon per owner"),
+    ("per_query", "(b) owners per query N_Q"),
+    ("owners", "(c) owners L"),
+)
+
+
+def ldpdl_sweeps_data(rows: pd.DataFrame) -> pd.DataFrame:
+    """Figures 4-6: student test accuracy per sweep (epsilon, N_Q, L), mechanism and query sampling."""
+    cols = [
+        "dataset",
+        "sweep",
+        "x",
+        "mechanism",
+        "aqs",
+        "accuracy",
+        "label_accuracy",
+        "epsilon",
+        "per_query",
+        "owners",
+        "per_answer_epsilon",
+        "max_answers",
+    ]
+    return rows[cols].sort_values(["sweep", "mechanism", "aqs", "x"], kind="stable").reset_index(drop=True)
+
+
+def plot_ldpdl_sweeps(data: pd.DataFrame, out: dict) -> None:
+    plt = _plt()
+    fig, axes = plt.subplots(1, 3, figsize=(11, 3.3), sharey=True)
+    names = {"pm": "PM", "duchi": "Duchi", "laplacebox": "Laplace"}
+    for ax, (sweep, title) in zip(axes, P004_PANELS):
+        for (mech, aqs), g in data[data["sweep"] == sweep].groupby(["mechanism", "aqs"], sort=False):
+            ax.plot(
+                g["x"],
+                g["accuracy"],
+                marker="o" if aqs else "x",
+                linestyle="-" if aqs else "--",
+                label=f"{names.get(mech, mech)}{' + AQS' if aqs else ''}",
+            )
+        ax.set_xlabel(title.split(" ", 1)[1])
+        ax.set_title(title)
+        if sweep != "epsilon":
+            integer_x(ax)
+    axes[0].set_ylabel("student test accuracy")
+    axes[0].legend()
+    fig.suptitle(f"{', '.join(dict.fromkeys(data['dataset']))}: LDP-DL (the paper prints no numbers)")
+    save(fig, data, out)
+
+
+def p004_sweeps(out: dict, entries: list[dict]) -> pd.DataFrame:
+    data = ldpdl_sweeps_data(_rows(entries))
+    plot_ldpdl_sweeps(data, out)
+    return data

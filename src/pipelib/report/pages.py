@@ -319,6 +319,80 @@ def paper003_page(figures: dict) -> str:
     return "\n".join(lines + _figure_sections(titles, figures))
 
 
+def paper004_page(table_csv, figures: dict, command: str) -> str:
+    """Paper 004's Table 1 (``table_csv``, or None when the selection runs no LDP-DL row) and Figures
+    4-6 (``figures``: name -> the PNG's path relative to the page)."""
+    lines = [
+        GENERATED.format(source="results/table_ldpdl.csv and figures/"),
+        "",
+        "# Paper 004 (LDP-DL, and PATE on the same teachers): Table 1 and Figures 4-6",
+        "",
+    ]
+    if table_csv is None:
+        lines += ["## Table 1", "", "No rows of this run selection.", ""]
+    else:
+        t = pd.read_csv(table_csv)
+        run = t[t["run"] == "run"].astype({"seed": int})  # quoted rows have no seed
+        header = [
+            "dataset",
+            "method",
+            "epsilon",
+            "delta",
+            "guarantee",
+            "per-answer eps",
+            "busiest owner's answers",
+            "label acc.",
+            "test acc.",
+            "paper acc.",
+            "gap (points)",
+            "wall time",
+        ]
+        rows = [
+            [
+                r["dataset"],
+                r["method"],
+                fmt(r["epsilon"]),
+                fmt(r["delta"]),
+                r["adjacency"],
+                fmt(r.get("per_answer_epsilon")),
+                fmt(r.get("max_answers")),
+                fmt(r["label_accuracy"]),
+                fmt(r["accuracy"]),
+                r["paper_accuracy"],
+                _gap(r["accuracy"], r["paper_accuracy"]),
+                minutes(r["wall_seconds"]),
+            ]
+            for r in run.to_dict("records")
+        ]
+        quoted = t[t["run"] == "quoted"]
+        lines += [
+            "## Table 1: LDP-DL and PATE (run), DP-SGD and DP-FL (quoted from the paper)",
+            "",
+            _provenance(run, command),
+            "",
+            markdown_table(header, rows),
+            "",
+            "Wall time here is each row's last student only; the teachers' and every iteration's times are in "
+            "the run's benchmarks (`results/benchmarks/ldpdl_*`).",
+            "",
+            "Quoted, not run: "
+            + "; ".join(
+                f"{r['method']} {r['dataset']} at epsilon {fmt(r['epsilon'])}: {r['paper_accuracy']}"
+                for r in quoted.to_dict("records")
+            )
+            + ".",
+            "",
+        ]
+    titles = {
+        name: f"Figures 4-6, {name.split('_', 1)[1]}: accuracy against epsilon, N_Q and L"
+        for name in figures
+        if name.startswith("p004_")
+    }
+    return "\n".join(
+        lines + (_figure_sections(titles, figures) if titles else ["No figure rows of this run selection."])
+    )
+
+
 README_BEGIN, README_END = "<!-- headline:begin -->", "<!-- headline:end -->"
 
 

@@ -78,3 +78,28 @@ TABLE5 = {
 }
 # Paper 003, Figure 2(d): the only printed points, Collision at epsilon = 0.4 (Section 3.3), test accuracy %.
 FIGURE_RKNN_LOCAL = {("MNIST", "collision", 0.4): 98.5, ("CIFAR-10", "collision", 0.4): 78.2}
+
+# Paper 004 (LDP-DL), Table 1: (approach, dataset, epsilon) -> accuracy %.  DP-SGD and DP-FL are quoted
+# from the paper (not run here); LDP-DL and PATE are run (PATE on our teachers).
+TABLE_LDPDL = {
+    ("LDP-DL", "CIFAR-10", 5.0): 77.5,
+    ("LDP-DL", "CIFAR-10", 8.0): 79.7,
+    ("LDP-DL", "MNIST", 5.0): 98.1,
+    ("LDP-DL", "MNIST", 8.0): 98.8,
+    ("LDP-DL", "Fashion-MNIST", 5.0): 83.4,
+    ("LDP-DL", "Fashion-MNIST", 8.0): 85.7,
+    ("DP-SGD", "CIFAR-10", 8.0): 73.0,
+    ("DP-SGD", "MNIST", 8.0): 97.0,
+    ("PATE", "CIFAR-10", 5.0): 73.6,
+    ("PATE", "CIFAR-10", 8.0): 76.0,
+    ("PATE", "MNIST", 5.0): 97.7,
+    ("PATE", "MNIST", 8.0): 98.2,
+    ("PATE", "Fashion-MNIST", 5.0): 81.5,
+    ("PATE", "Fashion-MNIST", 8.0): 84.7,
+    ("DP-FL", "CIFAR-10", 5.0): 75.9,
+    ("DP-FL", "CIFAR-10", 8.0): 78.7,
+    ("DP-FL", "MNIST", 5.0): 96.4,
+    ("DP-FL", "MNIST", 8.0): 97.2,
+    ("DP-FL", "Fashion-MNIST", 5.0): 82.6,
+    ("DP-FL", "Fashion-MNIST", 8.0): 83.6,
+}

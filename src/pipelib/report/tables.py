@@ -328,3 +328,70 @@ def table4(entries, out_csv, delta_ref):
 def table5(entries, out_csv, delta_ref):
     """results/table5.csv: sampling with against without replacement."""
     return fedmd_view(entries, paper.TABLE5, ("dataset", "k", "sampling"), out_csv, delta_ref)
+
+
+# -------------------------------------------------------------------- paper 004, Table 1
+
+TABLE_LDPDL_COLUMNS = [
+    "dataset",
+    "method",
+    "run",
+    "mechanism",
+    "epsilon",
+    "delta",
+    "epsilon_at_delta_ref",
+    "delta_ref",
+    "adjacency",
+    "protected_unit",
+    "accuracy",
+    "label_accuracy",
+    "paper_accuracy",
+    "owners",
+    "per_query",
+    "queries",
+    "aqs",
+    "per_answer_epsilon",
+    "max_answers",
+    "mean_answers_paper",
+    "sigma",
+    "n",
+    "accountant",
+    "curve",
+    "randomness",
+    "scenario",
+    "preset",
+    "seed",
+    "wall_seconds",
+    "hardware",
+]
+
+
+def table_ldpdl(entries: list[dict], out_csv, delta_ref: float) -> pd.DataFrame:
+    """results/table_ldpdl.csv: paper 004 Table 1.  LDP-DL and PATE rows from our result rows (``entries``:
+    dataset, epsilon and the two result paths), DP-SGD and DP-FL as the paper prints them (``run`` =
+    quoted: not run here, no guarantee of ours)."""
+    rows = []
+    for e in entries:
+        for method in ("ldpdl", "pate"):
+            r = with_reference_delta(read_json(e[method]), delta_ref)
+            printed = paper.TABLE_LDPDL.get((r["method"], e["dataset"], e["epsilon"]))
+            rows.append({**r, "dataset": e["dataset"], "run": "run", "paper_accuracy": _fraction(printed)})
+    for (method, dataset, eps), acc in paper.TABLE_LDPDL.items():
+        if method in ("DP-SGD", "DP-FL") and (dataset, eps) in {(e["dataset"], e["epsilon"]) for e in entries}:
+            rows.append(
+                {
+                    "dataset": dataset,
+                    "method": method,
+                    "run": "quoted",
+                    "epsilon": eps,
+                    "paper_accuracy": _fraction(acc),
+                }
+            )
+    table = pd.DataFrame(rows, columns=None if rows else TABLE_LDPDL_COLUMNS)
+    table = table[[c for c in TABLE_LDPDL_COLUMNS if c in table]]
+    write_csv(table, out_csv)
+    return table
+
+
+def _fraction(percent):
+    return round(percent / 100, 4) if percent is not None else None

@@ -1,0 +1,24 @@
+"""Rule pate_curate: PATE's trusted curator, GNMax over every owner's teacher vote."""
+
+from pipelib.logs import to_log
+
+to_log(snakemake)
+from pipelib.methods.ldpdl import by_owner, pate_curate  # noqa: E402
+
+w, p, i, o = snakemake.wildcards, snakemake.params, snakemake.input, snakemake.output
+
+
+pate_curate(
+    release_id=dict(w.items()),
+    scenario=w.scenario,
+    epsilon=float(w.eps),
+    delta=p.delta,
+    queries=p.queries,
+    soft_paths=by_owner(i.soft),
+    info_paths=by_owner(i.info),
+    seed=p.seed,
+    randomness=p.randomness,
+    rule=snakemake.rule,
+    out_labels=o.labels,
+    out_guarantee=o.guarantee,
+)
