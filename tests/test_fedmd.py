@@ -34,7 +34,18 @@ def test_fedmd_architectures_build(arch, shape):
 def test_arch_names_are_checked():
     assert models.parse_arch("cnn3-8-8-16-d0.25").widths == (8, 8, 16)
     with pytest.raises(ValueError, match="bad architecture name"):
-        models.parse_arch("resnet18")
+        models.parse_arch("resnet19")
+
+
+@pytest.mark.parametrize("arch", ["resnet18", "resnet50"])
+@pytest.mark.parametrize("shape", [(1, 28, 28), (3, 32, 32)])
+def test_resnets_build_from_scratch_for_small_images(arch, shape):
+    m = models.build(arch, shape, 10)
+    assert m(torch.zeros(2, *shape)).shape == (2, 10) and m.arch.name == arch
+    assert m.features.conv1.in_channels == shape[0] and m.features.conv1.stride == (1, 1)
+    groups = models.optimizer(m, 1e-3).param_groups  # every parameter trained, the penalty on fc's weights only
+    assert sum(len(g["params"]) for g in groups) == len(list(m.parameters()))
+    assert groups[1]["params"] == [m.classifier.weight]
 
 
 def test_optimizer_penalises_only_the_classifier():

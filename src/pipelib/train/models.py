@@ -22,7 +22,9 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-ARCH_PATTERN = r"cnn2-[1-9][0-9]*-[1-9][0-9]*-d0\.[0-9]+|cnn3-[1-9][0-9]*-[1-9][0-9]*-[1-9][0-9]*-d0\.[0-9]+"
+ARCH_PATTERN = (
+    r"cnn2-[1-9][0-9]*-[1-9][0-9]*-d0\.[0-9]+|cnn3-[1-9][0-9]*-[1-9][0-9]*-[1-9][0-9]*-d0\.[0-9]+|resnet(18|34|50)"
+)
 # Keras l2(1e-3) adds 1e-3 * sum(w^2) to the loss: gradient 2e-3 * w, i.e. coupled weight decay 2e-3.
 classifier_weight_decay = 2e-3
 
@@ -35,13 +37,19 @@ class Arch:
 
     @property
     def name(self) -> str:
+        if self.kind == "resnet":
+            return f"resnet{self.widths[0]}"
         return f"{self.kind}-{'-'.join(map(str, self.widths))}-d{self.dropout:g}"
 
 
 def parse_arch(name: str) -> Arch:
-    """Parse an architecture name such as ``cnn2-128-256-d0.2``."""
+    """Parse an architecture name such as ``cnn2-128-256-d0.2`` (or ``resnet18``)."""
     if not re.fullmatch(ARCH_PATTERN, name):
-        raise ValueError(f"bad architecture name {name!r}; expected e.g. cnn2-128-256-d0.2 or cnn3-64-128-256-d0.2")
+        raise ValueError(
+            f"bad architecture name {name!r}; expected e.g. cnn2-128-256-d0.2, cnn3-64-128-256-d0.2 or resnet18"
+        )
+    if name.startswith("resnet"):
+        return Arch("resnet", (int(name[6:]),), 0.0)
     kind, *rest = name.split("-")
     return Arch(kind, tuple(int(w) for w in rest[:-1]), float(rest[-1][1:]))
 
@@ -86,13 +94,34 @@ class FedMDCNN(nn.Module):
         return self.classifier(self.features(x))
 
 
-def build(name: str, in_shape, n_classes: int) -> FedMDCNN:
+class ResNet(nn.Module):
+    """torchvision's ResNet-18/34/50, from scratch (no pretrained weights offline), for small images: a
+    3x3 stride-1 stem without max-pooling (the CIFAR variant of He et al. 2016) taking any number of input
+    channels; the final linear layer is ``classifier`` as in :class:`FedMDCNN`."""
+
+    def __init__(self, arch: Arch, in_shape: tuple[int, int, int], n_classes: int):
+        super().__init__()
+        import torchvision
+
+        net = getattr(torchvision.models, arch.name)(weights=None, num_classes=n_classes)
+        net.conv1 = nn.Conv2d(in_shape[0], 64, 3, stride=1, padding=1, bias=False)
+        net.maxpool = nn.Identity()
+        self.classifier, net.fc = net.fc, nn.Identity()
+        self.features = net
+        self.arch, self.in_shape, self.n_classes = arch, tuple(in_shape), n_classes
+
+    def forward(self, x):
+        return self.classifier(self.features(x))
+
+
+def build(name: str, in_shape, n_classes: int) -> nn.Module:
     """Build the architecture ``name`` for inputs of shape (C, H, W)."""
-    return FedMDCNN(parse_arch(name), tuple(in_shape), n_classes)
+    arch = parse_arch(name)
+    return (ResNet if arch.kind == "resnet" else FedMDCNN)(arch, tuple(in_shape), n_classes)
 
 
 def optimizer(model: nn.Module, lr: float) -> torch.optim.Optimizer:
-    """Adam (FedMD's optimizer) with FedMD's L2 penalty on the classifier only."""
+    """Adam (FedMD's optimizer) with FedMD's L2 penalty on the classifier's weights only."""
     head = [model.classifier.weight]
-    body = [p for n, p in model.named_parameters() if not n.startswith("classifier.")]
+    body = [p for p in model.parameters() if p is not model.classifier.weight]
     return torch.optim.Adam([{"params": body}, {"params": head, "weight_decay": classifier_weight_decay}], lr=lr)
