@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from pipelib.methods import ldpdl
-from pipelib.privacy import soft_label
+from pipelib.privacy import registry, soft_label
 
 
 def test_query_slots_draw_distinct_owners_per_query_with_uniform_loads():
@@ -74,7 +74,8 @@ def test_server_targets_recover_noise_free_answers_and_average_noisy_ones():
     assert np.allclose(ldpdl.server_targets(exact), p)
     owners = [ldpdl.Owner(i, np.tile(p, (1, 1))) for i in range(400)]
     g = np.random.default_rng(6)
-    noisy = np.stack([o.answer(np.arange(6), "laplacebox", 8.0, g) for o in owners], axis=1)
+    laplace = registry.parse("laplacebox-eps8.0")
+    noisy = np.stack([o.answer(np.arange(6), laplace, g) for o in owners], axis=1)
     assert np.abs(ldpdl.server_targets(noisy) - p).max() < 0.2
 
 

@@ -72,9 +72,10 @@ class Owner:
     def __init__(self, owner: int, soft_labels: np.ndarray):
         self.owner, self.soft = int(owner), np.asarray(soft_labels, dtype=np.float64)
 
-    def answer(self, queries: np.ndarray, mechanism: str, epsilon: float, generator) -> np.ndarray:
-        """Sanitized answers to the public samples ``queries`` (one per row), each ``epsilon``-LDP."""
-        return soft_label.sanitize(mechanism, self.soft[np.asarray(queries)], epsilon, generator)
+    def answer(self, queries: np.ndarray, mechanism, generator) -> np.ndarray:
+        """Sanitized answers to the public samples ``queries`` (one per row), each by ``mechanism`` (a
+        registered soft-label sanitizer, :mod:`pipelib.privacy.registry`, at its per-answer epsilon)."""
+        return mechanism.release(self.soft[np.asarray(queries)], generator)
 
     def votes(self, queries: np.ndarray) -> np.ndarray:
         """The teacher's labels (PATE: raw votes, for the trusted curator only)."""
@@ -196,8 +197,6 @@ def plan(
         "per_query": per_query,
         "total_epsilon": total_epsilon,
         "per_answer_epsilon": None if total_epsilon is None else soft_label.answer_epsilon(total_epsilon, load),
-        "max_load": int(load.max()),
-        "mean_load": float(load.mean()),
         "loads": load.tolist(),
         "slots": slots.tolist(),
     }
@@ -244,7 +243,7 @@ def release(
             continue
         who = Owner(owner, load_npy(soft_paths[owner]))  # this owner's file only
         key = {**release_id, "owner": owner}
-        out = who.answer(queries[rows_], mechanism, mech.epsilon, release_rng(seed, randomness, rule, key))
+        out = who.answer(queries[rows_], mech, release_rng(seed, randomness, rule, key))
         if answers is None:
             answers = np.zeros((len(slots), slots.shape[1], out.shape[1]))
         answers[rows_, cols] = out
