@@ -101,6 +101,13 @@ def test_kd_loss_is_eq_4():
     assert ldpdl.kd_loss(1.0, 0.0, 1.0)(logits, one_hot).item() == pytest.approx(hard.item(), rel=1e-5)
 
 
+def test_owner_ledger_composes_each_owners_answers_including_silent_owners():
+    ledger = ldpdl.owner_ledger({0: 3, 2: 5}, 4, "pm", 0.25)
+    assert list(ledger["owner"]) == [0, 1, 2, 3] and list(ledger["answers"]) == [3, 0, 5, 0]
+    assert ledger["epsilon"].tolist() == pytest.approx([0.75, 0.0, 1.25, 0.0]) and (ledger["delta"] == 0).all()
+    assert ledger.loc[2, "accountant"].startswith("sequential composition of 5 answers")
+
+
 # ------------------------------------------------------------------ the workflow on the tiny preset
 
 TINY_LDPDL = "results/tiny/ldpdl/ldpdl_mnist"
@@ -130,6 +137,8 @@ def test_table_ldpdl_rows_carry_their_guarantees(tiny):
 def test_every_owner_spends_at_most_its_budget_and_the_busiest_spends_it(tiny):
     import json
 
+    import pandas as pd
+
     for run in (tiny / TINY_LDPDL).glob("*-eps8.0-q2-*"):
         plan = json.loads((run / "plan.json").read_text())
         spent: dict[int, float] = {}
@@ -138,6 +147,10 @@ def test_every_owner_spends_at_most_its_budget_and_the_busiest_spends_it(tiny):
                 spent[row["party"]] = spent.get(row["party"], 0.0) + row["epsilon"]
         assert max(spent.values()) == pytest.approx(8.0) and all(v <= 8.0 + 1e-9 for v in spent.values())
         assert sorted(spent) == [o for o, c in enumerate(plan["loads"]) if c > 0]
+        last = max(run.glob("iter-*/owners.csv"), key=lambda f: int(f.parent.name.split("-")[1]))
+        ledger = pd.read_csv(last)  # the run's ledger: one row per owner, composed over its iterations
+        assert list(ledger["owner"]) == list(range(plan["owners"])) and (ledger["delta"] == 0).all()
+        assert ledger["epsilon"].to_numpy() == pytest.approx([spent.get(o, 0.0) for o in range(plan["owners"])])
         answers = np.load(run / "iter-1/answers.npy")
         assert answers.shape == (plan["per_iteration"], 2, 10)  # S queries x N_Q owners x k classes
 

@@ -127,6 +127,9 @@ rule ldpdl_student:
         model=res(
             "ldpdl/{scenario}/{ldmech}-eps{eps}-q{nq}-{qs}/iter-{iteration}/student.pt"
         ),
+        owners=res(
+            "ldpdl/{scenario}/{ldmech}-eps{eps}-q{nq}-{qs}/iter-{iteration}/owners.csv"
+        ),
     log:
         res(
             "logs/ldpdl_student/{scenario}/{ldmech}-eps{eps}-q{nq}-{qs}/iter-{iteration}.log"

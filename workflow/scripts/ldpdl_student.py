@@ -31,4 +31,5 @@ student_iteration(
     out_result=o.result,
     out_next=o.next,
     out_model=o.model,
+    out_owners=o.owners,
 )

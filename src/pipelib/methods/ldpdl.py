@@ -281,6 +281,18 @@ def worst_owner(guarantee_paths: list, mechanism: str, per_answer: float):
     return answers, soft_label.owner_guarantee(mechanism, per_answer, max(answers.values())), pool
 
 
+def owner_ledger(answers: dict, owners: int, mechanism: str, per_answer: float):
+    """One row per owner (those that never answered too): its answers so far and the guarantee they
+    compose to (sequential composition of ``per_answer``-LDP answers)."""
+    import pandas as pd
+
+    rows = []
+    for owner in range(owners):
+        g = soft_label.owner_guarantee(mechanism, per_answer, answers.get(owner, 0))
+        rows.append({"owner": owner, "answers": answers.get(owner, 0), **g.row()})
+    return pd.DataFrame(rows)
+
+
 class ServerStudent:
     """The server's side of a run: the public and test images, a student trained from scratch on the
     queried public samples with Eq. 4, and its result row.  Shared by LDP-DL and PATE."""
@@ -379,11 +391,12 @@ def student_iteration(
     out_result,
     out_next,
     out_model,
+    out_owners,
 ) -> dict:
     """The server, one AQS iteration: targets from the sanitized answers of iterations 1..t, a student
     trained from scratch on every sample queried so far, its test accuracy, and the next iteration's
     queries (the S least confident samples under this student with AQS, else S at random)."""
-    from ..io import load_npy, read_json, save_npy, write_json
+    from ..io import load_npy, read_json, save_npy, write_csv, write_json
     from ..seeding import rng, torch_seed
     from ..train.supervised import save_model
 
@@ -404,6 +417,7 @@ def student_iteration(
         nxt = random_queries(available, s, rng(seed, "ldpdl-queries", run["plan_key"], iteration + 1))
     save_npy(nxt, out_next)
     answers, guarantee, pool = worst_owner(guarantee_paths, run["mechanism"], p["per_answer_epsilon"])
+    write_csv(owner_ledger(answers, p["owners"], run["mechanism"], p["per_answer_epsilon"]), out_owners)
     row = server.row(
         guarantee,
         method=METHOD,
