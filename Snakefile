@@ -18,6 +18,7 @@ include: "workflow/rules/fedmd.smk"
 include: "workflow/rules/represent.smk"
 include: "workflow/rules/distill.smk"
 include: "workflow/rules/ldpdl.smk"
+include: "workflow/rules/ldpfl.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/figures.smk"
 

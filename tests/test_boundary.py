@@ -124,6 +124,21 @@ def dag():
         ),
         Job("compare", [f"{d}/none/result.json"], ["results/compare.csv"], {}),
     ]
+    fl = "results/ldpfl/s/twopoint-eps5.0-adaptive/f1.0-m2"
+    jobs += [  # LDP-FL: every client, the shuffler and the server in one federation job
+        Job(
+            "ldpfl",
+            [
+                "results/partitions/s/assignment.parquet",
+                "results/data/cifar10/train.parquet",
+                "results/partitions/s/test.parquet",
+            ],
+            [f"{fl}/result.json", f"{fl}/rounds.parquet", f"{fl}/releases.json", f"{fl}/model.pt"],
+            {"scenario": "s"},
+        ),
+        Job("table_ldpfl", [f"{fl}/result.json"], ["results/table_ldpfl.csv"], {}),
+        Job("figure_p001", [f"{fl}/result.json", f"{fl}/rounds.parquet"], ["results/figures/p001_epsilon.png"], {}),
+    ]
     return jobs
 
 
@@ -158,6 +173,10 @@ def test_a_dag_that_keeps_the_boundary_passes():
         ("ldpdl_release", "results/represent/s/hog/party-0.npy", None, "not of ldpdl_teacher"),
         ("ldpdl_release", "results/partitions/s/party-0.parquet", None, "a data file"),
         ("ldpdl_plan", "results/ldpdl/s/owners/party-0/soft.npy", None, "a private file"),
+        # LDP-FL: the reports read the runs' results, never the clients' records or a run's checkpoint
+        ("table_ldpfl", "results/partitions/s/assignment.parquet", None, "private records"),
+        ("figure_p001", "results/data/cifar10/train.parquet", None, "holds private records of scenario s"),
+        ("table_ldpfl", "results/ldpfl/s/none/f1.0-m2/resume.pt", None, "never inputs"),
     ],
 )
 def test_each_kind_of_crossing_fails(rule, extra, match, why):

@@ -189,7 +189,7 @@ def test_mechanism_names():
 def test_registered_mechanisms_match_the_vocabulary():
     from pipelib import vocab
 
-    assert tuple(registry.MECHANISMS) == vocab.MECHANISMS + vocab.SOFT_LABEL_MECHANISMS
+    assert tuple(registry.MECHANISMS) == vocab.MECHANISMS + vocab.SOFT_LABEL_MECHANISMS + vocab.WEIGHT_MECHANISMS
 
 
 def test_votes_answer_counts_equal_vote_counts():

@@ -18,8 +18,8 @@ pytestmark = pytest.mark.workflow
 
 
 def test_builds_every_scenario(tiny):
-    """Every scenario of the preset, the 2-party variants of Table 3 / Figure 2(d) (same pool, N = 2) and the
-    3-owner variant of paper 004's Figure (c)."""
+    """Every scenario of the preset, the 2-party variants of Table 3 / Figure 2(d) (same pool, N = 2), the
+    3-owner variant of paper 004's Figure (c) and LDP-FL's 8 clients."""
     parts = pd.read_csv(tiny / "results/tiny" / "partitions.csv")
     assert set(parts["scenario"]) == {
         "femnist_iid",
@@ -32,11 +32,12 @@ def test_builds_every_scenario(tiny):
         "cifar_iid-n2",
         "ldpdl_mnist",
         "ldpdl_mnist-n3",
+        "ldpfl_mnist",
     }
     parties = parts[parts.role == "party"].groupby("scenario").size()
-    sizes = {"ldpdl_mnist": 4, "ldpdl_mnist-n3": 3}
+    sizes = {"ldpdl_mnist": 4, "ldpdl_mnist-n3": 3, "ldpfl_mnist": 8}
     assert parties.to_dict() == {s: sizes.get(s, 2 if s.endswith("-n2") else 3) for s in parties.index}
-    for scenario, count in parties.items():
+    for scenario, count in parties.drop("ldpfl_mnist").items():  # LDP-FL's clients need no tables of their own
         for party in range(count):
             assert (tiny / f"results/tiny/partitions/{scenario}/party-{party}.parquet").is_file()
     pools = parts[parts.role == "party"].groupby("scenario")["n"].sum()
@@ -254,7 +255,14 @@ def test_dag_keeps_the_privacy_boundary_in_the_other_presets(preset, data_root, 
         thin.write_text("ldpdl: {figures: {epsilon: [5.0], per_query: [30], owners: [100]}}\n")
         files.append(thin)
     jobs = dry_run_jobs(tmp_path, data_root, *files)
-    assert {j.rule for j in jobs} >= {"distill_student", "distill_curate", "fedmd", "train_encoder", "ldpdl_release"}
+    assert {j.rule for j in jobs} >= {
+        "distill_student",
+        "distill_curate",
+        "fedmd",
+        "train_encoder",
+        "ldpdl_release",
+        "ldpfl",
+    }
     config = load(*files)
     assert boundary.check(jobs, scenarios(config), results_dir=config["results_dir"]) == []
 
@@ -394,6 +402,7 @@ def test_editing_the_report_module_reruns_no_training(tiny, data_root, tmp_path)
         "figure_p002_rounds": 1,  # its script reads the rounds table through the tables module
         "table_rknn": 1,
         "table_ldpdl": 1,
+        "table_ldpfl": 1,
         "compare": 1,
         "reproduction_pages": 1,  # downstream of the tables
         "all": 1,
@@ -422,8 +431,19 @@ RELEASE_FIELDS = {
     "fedmd": {"scenario", "answer", "run", "party"},
     "ldpdl_release": {"scenario", "ldmech", "eps", "nq", "qs", "iteration", "owner"},
     "pate_curate": {"scenario", "eps"},
+    "ldpfl": {"scenario", "flmech", "frac", "rounds", "client"},  # each round's draw adds the round
 }
-SHOWN_AS = {"ldmech": "{}-eps", "eps": "eps{}", "nq": "-q{}-", "qs": "-{}/", "iteration": "iter-{}/"}
+SHOWN_AS = {
+    "ldmech": "{}-eps",
+    "eps": "eps{}",
+    "nq": "-q{}-",
+    "qs": "-{}/",
+    "iteration": "iter-{}/",
+    "flmech": "/{}/",
+    "frac": "/f{}-",
+    "rounds": "-m{}#",
+    "client": "#client-{}",
+}
 
 
 def test_every_release_is_keyed_by_everything_that_identifies_it(tiny):
@@ -503,6 +523,9 @@ FIGURES = [
     "p003_queries_and_neighbours",
     "p003_local_dp",
     "p004_mnist",
+    "p001_clients",
+    "p001_fraction_rounds",
+    "p001_epsilon",
 ]
 
 
@@ -531,6 +554,13 @@ def test_every_figure_is_drawn_from_its_data(tiny):
         (s, m, a) for s in ("epsilon", "per_query", "owners") for m in ("pm",) for a in (True, False)
     }
     assert set(p004.loc[p004.sweep == "owners", "owners"]) == {3} and p004["accuracy"].between(0, 1).all()
+    clients = figure_data(tiny, "p001_clients")
+    assert set(zip(clients["x"], clients["private"])) == {(8, True), (8, False)}
+    fr = figure_data(tiny, "p001_fraction_rounds")
+    assert sorted(fr.loc[fr.panel == "fraction", "x"]) == [0.5, 1.0]
+    assert set(fr.loc[fr.panel == "rounds", "x"]) == {0, 1, 2, 3}  # every round of every fraction's run
+    eps = figure_data(tiny, "p001_epsilon")
+    assert set(eps["panel"]) == {"epsilon", "radius"} and eps["accuracy"].between(0, 1).all()
     assert len(figure_data(tiny, "p002_privacy_vs_parties")) == 2 * 10
     assert len(figure_data(tiny, "p002_privacy_vs_k")) == 2 * 100
 
@@ -564,6 +594,7 @@ def test_the_html_report_holds_every_table_and_figure(tiny, data_root):
         "table5.csv",
         "table_rknn.csv",
         "table_ldpdl.csv",
+        "table_ldpfl.csv",
         "compare.csv",
         "privacy_ledger.csv",
     ):

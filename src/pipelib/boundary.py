@@ -12,8 +12,9 @@ owners      every owner's local sanitizer of one LDP-DL iteration in one job (a 
             :func:`pipelib.methods.ldpdl.release`); only sanitized answers come out
 public      public data only (pre-training, encoders, public embeddings, clustering)
 server      public data and privatized releases only
-federation  a FedMD row: all parties and the server of the row in one job, the boundary kept in code
-            (:mod:`pipelib.methods.fedmd`); its checkpoint and log are never an input of another rule
+federation  a FedMD row or an LDP-FL run: all parties (clients), the shuffler and the server in one job,
+            the boundary kept in code (:mod:`pipelib.methods.fedmd`, :mod:`pipelib.methods.ldpfl`); its
+            checkpoint and log are never an input of another rule
 baseline    the non-private centralized baseline on the pooled private data
 report      tables, ledgers and pages made from results
 =========== ===========================================================================================
@@ -60,6 +61,9 @@ ROLES = {
     "distill_label": "server",
     "distill_student": "server",
     "fedmd": "federation",
+    "ldpfl": "federation",
+    "table_ldpfl": "report",
+    "figure_p001": "report",
     "centralized": "baseline",
     "nfdp_ledger": "report",
     "privacy_ledger": "report",
@@ -283,8 +287,8 @@ def check(jobs: list[Job], scenarios: dict, root: Path | None = None, results_di
             held = rows.of_table(path)
             if held is None:
                 continue
-            if role in ROW_CHECKED:
-                for scenario in sorted(serves[id(job)]):
+            if role in ROW_CHECKED:  # a job that serves no one scenario (a table of all) is held to every one
+                for scenario in sorted(serves[id(job)] or scenarios):
                     if _overlap(held, rows.private(scenario)):
                         problems.append(f"{where}: it holds private records of scenario {scenario}")
             elif role == "party" and "scenario" in job.wildcards:

@@ -158,6 +158,23 @@ def _cross_check_papers(config: dict) -> list[str]:
     return problems
 
 
+def _cross_check_ldpfl(config: dict) -> list[str]:
+    """ldpfl names defined scenarios, ranges have r > 0, and Figure 5(d)'s dataset is one of its datasets."""
+    problems, d = [], config["ldpfl"]
+    for label, v in d["datasets"].items():
+        key = f"ldpfl.datasets.{label}"
+        if v["scenario"] not in config["scenarios"]:
+            problems.append(f"config key {key}.scenario = {v['scenario']!r} is not a scenario")
+        if v["fixed_range"][1] <= 0:
+            problems.append(f"config key {key}.fixed_range = {v['fixed_range']}: the radius r must be > 0")
+    if d["radius"]["dataset"] not in d["datasets"]:
+        problems.append(
+            f"config key ldpfl.radius.dataset = {d['radius']['dataset']!r} is not one of ldpfl.datasets "
+            f"({', '.join(d['datasets'])})"
+        )
+    return problems
+
+
 def _cross_check_ldpdl(config: dict) -> list[str]:
     """ldpdl names defined scenarios, asks no more owners per query than a scenario has, and fits its
     queries in the public pool."""
@@ -206,7 +223,7 @@ def _cross_check(config: dict) -> list[str]:
     ] + [(f"rknn.table.{i}", row["scenario"]) for i, row in enumerate(config["rknn"]["table"])]:
         if scenario in config["scenarios"] and scenario not in running:
             problems.append(f"config key {key} needs scenario {scenario!r}, which run.scenarios leaves out")
-    problems += _cross_check_papers(config) + _cross_check_ldpdl(config)
+    problems += _cross_check_papers(config) + _cross_check_ldpdl(config) + _cross_check_ldpfl(config)
     tasks = config["tasks"]
     for name, sc in config["scenarios"].items():
         key = f"scenarios.{name}"
@@ -272,14 +289,16 @@ def party_variant(config: dict, scenario: str, parties: int) -> str:
 
 def scenarios(config: dict) -> dict:
     """The scenarios a config runs: those ``run.scenarios`` keeps, and the variants with another number of
-    parties that paper 002's Table 3 and Figure 2(d) and paper 004's Figures 4-6 (c) ask for (the same
-    pool, data, task and seed, dealt to N parties; no NFDP samples of their own)."""
+    parties that paper 002's Table 3 and Figure 2(d), paper 004's Figures 4-6 (c) and paper 001's Figure 3
+    ask for (the same pool, data, task and seed, dealt to N parties; no NFDP samples of their own)."""
     out = selected(config, "scenarios")
     p = config["paper002"]
     counts = sorted(set(p["table3"]["parties"]) | set(p["figure2d"]["parties"]))
     wanted = [(spec["scenario"], n) for spec in selected(config, "table2").values() for n in counts]
     figures = config["ldpdl"]["figures"]
     wanted += [(sc, n) for sc in figures["datasets"].values() if sc in out for n in figures["owners"]]
+    fl = config["ldpfl"]["datasets"].values()
+    wanted += [(d["scenario"], n) for d in fl if d["scenario"] in out for n in d["clients"]]
     for base_name, n in wanted:
         name = party_variant(config, base_name, n)
         if name not in out:

@@ -25,6 +25,8 @@ LOCAL_MECHANISMS = ("rr", "collision")
 MECHANISMS = CENTRAL_MECHANISMS + LOCAL_MECHANISMS
 # LDP-DL (paper 004): each data owner's sanitizer of its teacher's soft label.
 SOFT_LABEL_MECHANISMS = ("pm", "duchi", "laplacebox")
+# LDP-FL (paper 001): a federated client's perturbation of the weights it uploads.
+WEIGHT_MECHANISMS = ("twopoint",)
 # Distillation-stage teachers (what a party answers) and representation encoders.
 TEACHERS = ("rknn",)
 ENCODER_KINDS = ("hog", "simclr")

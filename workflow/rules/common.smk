@@ -292,6 +292,7 @@ def all_targets():
         *[res(f"figures/{name}.png") for name in FIGURES],
         *([res("table_ldpdl.csv")] if ldpdl_table_entries() else []),
         *[res(f"figures/{name}.png") for name in ldpdl_figure_names()],
+        *ldpfl_targets(),
     ]
 
 
@@ -473,7 +474,8 @@ def aggregate_inputs(wc):
 def release_files():
     """Every file in which privatizing jobs recorded the guarantees of their releases: the NFDP samples
     of the config's scenarios and of every FedMD-NFDP row (their per-sample ledgers), FedMD-LDP rows'
-    answers, and every distillation row's local releases or curated sum."""
+    answers, every distillation row's local releases or curated sum, LDP-DL's answers and PATE's labels,
+    and every LDP-FL run's per-client records."""
     samples = nfdp_samples()
     files = []
     for path in result_files():
@@ -497,6 +499,8 @@ def release_files():
             files.append(f"{Path(path).parent}/labels.guarantee.json")
         elif parts[0] == "ldpdl":
             files += ldpdl_release_guarantees(path)
+        elif parts[0] == "ldpfl":
+            files.append(f"{Path(path).parent}/releases.json")
     files = [f"{sample_dir(*key)}/ledger.csv" for key in dict.fromkeys(samples)] + files
     return list(dict.fromkeys(files))
 
@@ -509,6 +513,7 @@ def result_files():
     files += [e["path"] for e in paper_entries()]
     files += [e[k] for e in ldpdl_table_entries() for k in ("ldpdl", "pate")]
     files += [e["path"] for e in ldpdl_figure_entries()]
+    files += ldpfl_paths()
     return list(dict.fromkeys(files))
 
 
@@ -806,3 +811,108 @@ def ldpdl_figure_names():
 
 def slug(label):
     return re.sub(r"[^a-z0-9]+", "", label.lower())
+
+
+# ------------------------------------------------- LDP-FL (paper 001; rules in ldpfl.smk)
+LDPFL = config["ldpfl"]
+LDPFL_GPUS = 0 if LDPFL["device"] == "cpu" else 1
+
+
+def ldpfl_dir(scenario, run, fraction, rounds):
+    return res(f"ldpfl/{scenario}/{run}/f{float(fraction)!r}-m{int(rounds)}")
+
+
+def ldpfl_run(epsilon, radius):
+    """A run's name: none (noise-free), twopoint-eps<e>-adaptive, or twopoint-eps<e>-c<c>-r<r>."""
+    if epsilon is None:
+        return "none"
+    if radius == "adaptive":
+        return f"twopoint-eps{float(epsilon)!r}-adaptive"
+    return f"twopoint-eps{float(epsilon)!r}-c{float(radius[0])!r}-r{float(radius[1])!r}"
+
+
+def ldpfl_dataset(scenario):
+    """The ldpfl.datasets entry of a scenario or of one of its <scenario>-n<N> variants."""
+    base = re.sub(r"-n[0-9]+$", "", scenario)
+    for label, d in LDPFL["datasets"].items():
+        if d["scenario"] in (scenario, base):
+            return label, d
+    raise ValueError(f"scenario {scenario!r} is in no ldpfl.datasets entry")
+
+
+def ldpfl_entries():
+    """Every LDP-FL run the config asks for: Table 1 (noise-free, and fixed vs adaptive range at each
+    epsilon), Figure 3 (clients), Figure 4 (fraction of clients; rounds come from the runs' histories),
+    Figure 5 (epsilon; radius of a fixed range)."""
+    out = []
+    for label, d in LDPFL["datasets"].items():
+        sc = d["scenario"]
+        if sc not in SCENARIOS:
+            continue
+        fixed = tuple(d["fixed_range"])
+        shown = "adaptive" if d["figure_range"] == "adaptive" else fixed
+        at = d["figure_epsilon"]
+
+        def add(
+            artifact, eps, radius, scenario=sc, fraction=LDPFL["fraction"], **extra
+        ):
+            run = ldpfl_run(eps, radius)
+            path = f"{ldpfl_dir(scenario, run, fraction, d['rounds'])}/result.json"
+            out.append(
+                {"artifact": artifact, "dataset": label, "run": run, "path": path}
+                | extra
+            )
+
+        add("table", None, None, epsilon=None, range="none")
+        for eps in LDPFL["table_epsilon"]:
+            add("table", eps, fixed, epsilon=float(eps), range="fixed")
+            add("table", eps, "adaptive", epsilon=float(eps), range="adaptive")
+        for n in d["clients"]:
+            variant = party_variant(config, sc, n)
+            add("clients", at, shown, scenario=variant, x=n, private=True)
+            add("clients", None, None, scenario=variant, x=n, private=False)
+        for fr in LDPFL["fractions"]:
+            add("fraction", at, shown, fraction=fr, x=float(fr), private=True)
+        for eps in d["epsilons"]:
+            add("epsilon", eps, shown, x=float(eps), private=True)
+        if LDPFL["radius"]["dataset"] == label:
+            for r in LDPFL["radius"]["r"]:
+                add(
+                    "radius",
+                    LDPFL["radius"]["epsilon"],
+                    (0.0, r),
+                    x=float(r),
+                    private=True,
+                )
+    return out
+
+
+def ldpfl_paths(artifact=None):
+    entries = [e for e in ldpfl_entries() if artifact in (None, e["artifact"])]
+    return list(dict.fromkeys(e["path"] for e in entries))
+
+
+# Figure name -> the entries it draws on (the first also names its rounds tables)
+FIGURE_P001 = {
+    "clients": ("clients",),  # Figure 3
+    "fraction_rounds": ("fraction",),  # Figure 4
+    "epsilon": ("epsilon", "radius"),  # Figure 5 (a)-(d)
+}
+
+
+def p001_paths(name):
+    """The result rows a paper-001 figure draws on."""
+    return list(dict.fromkeys(p for a in FIGURE_P001[name] for p in ldpfl_paths(a)))
+
+
+def ldpfl_targets():
+    """Table 1 and the figures that have runs under this config."""
+    kinds = {e["artifact"] for e in ldpfl_entries()}
+    return [
+        *([res("table_ldpfl.csv")] if "table" in kinds else []),
+        *[
+            res(f"figures/p001_{name}.png")
+            for name, arts in FIGURE_P001.items()
+            if kinds & set(arts)
+        ],
+    ]

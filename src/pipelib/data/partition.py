@@ -225,7 +225,8 @@ def make_partition(name: str, scenario: dict, task: dict, seed: int, private_dir
 
     frames, images, meta = _read_splits(private_dir)
     pool = task_records(frames, images, task)
-    public = public_rows(public_dir, scenario.get("public_rows", {"split": "train"}))
+    rows_spec = scenario.get("public_rows", {"split": "train"})
+    public = public_rows(public_dir, rows_spec)
     exclude = None
     if scenario["public"] == scenario["private"]:  # e.g. MNIST public = test[0:5000]: never private or test
         keys = set(zip(public["split"], public["index"]))
@@ -256,7 +257,7 @@ def make_partition(name: str, scenario: dict, task: dict, seed: int, private_dir
         out["test"],
     )
 
-    source = f"{public_dir}/{public['split'].iloc[0]}.parquet"
+    source = f"{public_dir}/{rows_spec['split']}.parquet"  # (an empty pool: a method without public data)
     _, public_images, public_meta = read_images(source)
     write_table(
         image_table(
@@ -320,6 +321,20 @@ def extract_party(assignment_path, private_dir, party: int, out_path) -> int:
     if mine.empty:
         raise ValueError(f"scenario {meta['scenario']!r} has no party {party}")
     frames, images, data_meta = _read_splits(private_dir)
+    frame, pixels = _gather(mine, frames, images)
+    write_table(
+        image_table(
+            {c: frame[c].to_numpy() for c in frame.columns},
+            pixels,
+            {**meta, "role": "party", "party": party, "polarity": data_meta.get("polarity")},
+        ),
+        out_path,
+    )
+    return len(frame)
+
+
+def _gather(mine: pd.DataFrame, frames: dict, images: dict) -> tuple[pd.DataFrame, np.ndarray]:
+    """The records of assignment rows ``mine``: their frame (task label in ``label``) and pixels."""
     cols, parts = [], []
     for split, rows in mine.groupby("split", sort=False):
         at = rows["index"].to_numpy()  # ingest writes index == row position
@@ -328,13 +343,16 @@ def extract_party(assignment_path, private_dir, party: int, out_path) -> int:
         f.insert(2, "label", rows["label"].to_numpy())
         cols.append(f)
         parts.append(images[split][at])
-    frame = pd.concat(cols, ignore_index=True)
-    write_table(
-        image_table(
-            {c: frame[c].to_numpy() for c in frame.columns},
-            np.concatenate(parts),
-            {**meta, "role": "party", "party": party, "polarity": data_meta.get("polarity")},
-        ),
-        out_path,
-    )
-    return len(frame)
+    return pd.concat(cols, ignore_index=True), np.concatenate(parts)
+
+
+def every_party(assignment_path, private_dir) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Every party's records as (images NHWC uint8, task labels), in party order, for a job that runs all
+    parties (LDP-FL's clients: hundreds, too many for a job each) and keeps them apart in code."""
+    assignment = read_table(assignment_path).to_pandas()
+    frames, images, _ = _read_splits(private_dir)
+    out = []
+    for party in range(int(assignment["party"].max()) + 1):
+        frame, pixels = _gather(assignment[assignment["party"] == party], frames, images)
+        out.append((pixels, frame["label"].to_numpy().astype(np.int64)))
+    return out

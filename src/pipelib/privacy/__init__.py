@@ -13,7 +13,8 @@ the samples and the noise (see :mod:`pipelib.seeding`).
 
 Mechanism families, one module each: ``nfdp`` (paper 002's subsampling theorems), ``gaussian``
 (FedMD-LDP's Gaussian answers), ``laplace`` (central noisy counts), ``local`` (randomized response,
-Collision); ``registry`` looks the distillation stage's mechanisms up by name.
+Collision), ``soft_label`` (LDP-DL's sanitizers), ``pate`` (GNMax), ``weights`` (LDP-FL's weight
+perturbation and shuffler); ``registry`` looks the mechanisms up by name.
 """
 
 from __future__ import annotations

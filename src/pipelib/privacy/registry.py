@@ -17,7 +17,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from . import NO_PRIVACY, Guarantee, laplace, local, soft_label
+from . import NO_PRIVACY, Guarantee, laplace, local, soft_label, weights
 
 MECHANISMS: dict[str, type["Mechanism"]] = {}
 _SPEC = re.compile(r"(?P<name>[a-z]+)(-eps(?P<eps>[0-9.]+))?")
@@ -32,7 +32,7 @@ class Mechanism:
     """A privacy mechanism at budget ``epsilon`` (pure epsilon-DP for one labeling round)."""
 
     name: ClassVar[str]
-    locality: ClassVar[str]  # "central" or "local"
+    locality: ClassVar[str]  # "central", "local", "soft-label" or "weights"
 
     def __init__(self, epsilon: float = math.inf):
         if not epsilon > 0:
@@ -163,6 +163,32 @@ class LaplaceBox(SoftLabelMechanism):
     name = "laplacebox"
 
 
+class WeightMechanism(Mechanism):
+    """A federated client's perturbation of every weight it uploads (LDP-FL, paper 001), ``epsilon`` per
+    weight and round."""
+
+    locality = "weights"
+
+    def release(self, w, c, r, generator):
+        """Eq. 2's coins for the weights ``w`` of one layer with range (c, r) (True: the high value)."""
+        return weights.perturb_bits(w, c, r, self.epsilon, generator)
+
+    def guarantee(self, k: int) -> Guarantee:
+        """The paper's per-weight, per-round record (``k`` is unused: one weight)."""
+        return weights.per_weight(self.epsilon)
+
+    def client_guarantee(self, n_weights: int, rounds: int) -> Guarantee:
+        """A client's composed record over ``n_weights`` weights in each of ``rounds`` rounds."""
+        return weights.client(self.epsilon, n_weights, rounds)
+
+
+@register
+class TwoPoint(WeightMechanism):
+    """Each weight clipped to its layer's [c - r, c + r] and sent as c + r a or c - r a (paper 001 Eq. 2)."""
+
+    name = "twopoint"
+
+
 def parse(spec: str) -> Mechanism:
     """'none' -> the exact counts; 'laplace-eps0.1' -> Laplace at epsilon 0.1; errors name the known ones."""
     m = _SPEC.fullmatch(spec)
@@ -183,9 +209,13 @@ def _check_vocabulary() -> None:
     central = tuple(n for n, c in MECHANISMS.items() if c.locality == "central")
     local_ = tuple(n for n, c in MECHANISMS.items() if c.locality == "local")
     soft = tuple(n for n, c in MECHANISMS.items() if c.locality == "soft-label")
-    assert (central, local_, soft) == (vocab.CENTRAL_MECHANISMS, vocab.LOCAL_MECHANISMS, vocab.SOFT_LABEL_MECHANISMS), (
-        "pipelib.vocab must list the registered mechanisms"
-    )
+    weight = tuple(n for n, c in MECHANISMS.items() if c.locality == "weights")
+    assert (central, local_, soft, weight) == (
+        vocab.CENTRAL_MECHANISMS,
+        vocab.LOCAL_MECHANISMS,
+        vocab.SOFT_LABEL_MECHANISMS,
+        vocab.WEIGHT_MECHANISMS,
+    ), "pipelib.vocab must list the registered mechanisms"
 
 
 _check_vocabulary()

@@ -367,3 +367,104 @@ def p004_sweeps(out: dict, entries: list[dict]) -> pd.DataFrame:
     data = ldpdl_sweeps_data(_rows(entries))
     plot_ldpdl_sweeps(data, out)
     return data
+
+
+# --------------------------------------------------------------------------------------- paper 001
+
+P001_COLUMNS = ["dataset", "panel", "x", "run", "private", "accuracy", "epsilon", "paper_epsilon", "range"]
+
+
+def ldpfl_data(entries: list[dict], with_rounds: bool = False) -> pd.DataFrame:
+    """Final accuracy of each run (``panel`` = its entry's artifact); with ``with_rounds`` also every run's
+    accuracy after each round (``panel`` = rounds, ``x`` = round), from its rounds table."""
+    rows = _rows(entries).rename(columns={"artifact": "panel"})
+    rows["private"] = rows["mechanism"] != "none"
+    data = rows.reindex(columns=P001_COLUMNS + ["fraction"])
+    if with_rounds:
+        per_round = []
+        for e in entries:
+            h = read_table(e["path"].replace("result.json", "rounds.parquet")).to_pandas()
+            per_round.append(
+                h.assign(dataset=e["dataset"], panel="rounds", run=e["run"], private=e["run"] != "none")
+                .rename(columns={"round": "x"})
+                .reindex(columns=P001_COLUMNS + ["fraction"])
+            )
+        data = pd.concat([data, *per_round], ignore_index=True)
+    return data.sort_values(["panel", "dataset", "run", "x"], kind="stable").reset_index(drop=True)
+
+
+def _by_dataset(plt, data: pd.DataFrame, rows: int = 1):
+    datasets = list(dict.fromkeys(data["dataset"]))
+    width = max(3.6 * len(datasets), 5.5)
+    fig, axes = plt.subplots(rows, len(datasets), figsize=(width, 3.1 * rows), squeeze=False)
+    return fig, axes, datasets
+
+
+def p001_clients(out: dict, entries: list[dict]) -> pd.DataFrame:
+    """Figure 3: accuracy against the number of clients n, LDP-FL vs noise-free federated averaging."""
+    data = ldpfl_data(entries)
+    plt = _plt()
+    fig, axes, datasets = _by_dataset(plt, data)
+    for ax, d in zip(axes[0], datasets):
+        for private, g in data[data["dataset"] == d].groupby("private"):
+            label = f"LDP-FL, eps = {g['paper_epsilon'].iloc[0]:g} per weight" if private else "noise-free FL"
+            ax.plot(g["x"], g["accuracy"], marker="o" if private else "s", label=label)
+        ax.set(title=d, xlabel="clients n", ylabel="test accuracy")
+        integer_x(ax)
+        ax.legend()
+    fig.suptitle("Paper 001, Figure 3 (the paper prints no values)")
+    save(fig, data, out)
+    return data
+
+
+def p001_fraction_rounds(out: dict, entries: list[dict]) -> pd.DataFrame:
+    """Figure 4: final accuracy against the fraction of clients per round (top) and accuracy after each
+    round for each fraction (bottom)."""
+    data = ldpfl_data(entries, with_rounds=True)
+    plt = _plt()
+    fig, axes, datasets = _by_dataset(plt, data, rows=2)
+    for top, bottom, d in zip(axes[0], axes[1], datasets):
+        g = data[(data["dataset"] == d) & (data["panel"] == "fraction")]
+        top.plot(g["x"], g["accuracy"], marker="o", label="LDP-FL")
+        top.set(title=d, xlabel="fraction of clients per round f_r", ylabel="final test accuracy")
+        for fraction, h in data[(data["dataset"] == d) & (data["panel"] == "rounds")].groupby("fraction"):
+            bottom.plot(h["x"], h["accuracy"], marker=".", label=f"f_r = {fraction:g}")
+        bottom.set(xlabel="communication round", ylabel="test accuracy")
+        integer_x(bottom)
+        bottom.legend()
+    fig.suptitle("Paper 001, Figure 4 (the paper prints no values)")
+    save(fig, data, out)
+    return data
+
+
+def p001_epsilon(out: dict, entries: list[dict]) -> pd.DataFrame:
+    """Figure 5 (a)-(c): accuracy against the per-weight epsilon per dataset, the paper's printed points
+    overlaid; (d): accuracy against the fixed range's radius r."""
+    data = ldpfl_data(entries)
+    plt = _plt()
+    sweeps = data[data["panel"] == "epsilon"]
+    radius = data[data["panel"] == "radius"]
+    datasets = list(dict.fromkeys(sweeps["dataset"]))
+    n = len(datasets) + (not radius.empty)
+    fig, axes = plt.subplots(1, n, figsize=(max(3.6 * n, 5.5), 3.1), squeeze=False)
+    for i, (ax, d) in enumerate(zip(axes[0], datasets)):
+        g = sweeps[sweeps["dataset"] == d]
+        ax.plot(g["x"], g["accuracy"], marker="o", label=f"LDP-FL ({g['range'].iloc[0]} range)")
+        printed = [(e, a / 100) for (ds, e), a in paper.FIGURE_LDPFL_EPSILON.items() if ds == d]
+        if printed:
+            ax.plot(*zip(*printed), **PAPER, label="paper")
+        ax.set(title=f"({'abc'[i]}) {d}", xlabel="epsilon per weight and round", ylabel="test accuracy")
+        ax.legend()
+    if not radius.empty:
+        ax = axes[0][-1]
+        ax.plot(radius["x"], radius["accuracy"], marker="o", label="fixed range (0, r)")
+        ax.set(
+            title=f"(d) {radius['dataset'].iloc[0]}, eps = {radius['paper_epsilon'].iloc[0]:g}",
+            xlabel="range radius r",
+            ylabel="test accuracy",
+            xscale="log",
+        )
+        ax.legend()
+    fig.suptitle("Paper 001, Figure 5")
+    save(fig, data, out)
+    return data

@@ -458,6 +458,10 @@ def run_summary(results_dir, since: float = 0.0, pages_dir=None) -> str:
         table = root / f"table{n}.csv"
         if table.is_file():
             head(table, f"paper 002 Table {n}, {len(pd.read_csv(table))} rows beside the paper's")
+    for name, what in (("table_ldpdl", "paper 004 Table 1"), ("table_ldpfl", "paper 001 Table 1")):
+        table = root / f"{name}.csv"
+        if table.is_file():
+            head(table, f"{what}, {len(pd.read_csv(table))} rows beside the paper's")
     figures = sorted((root / "figures").glob("*.png"))
     if figures:
         fresh = sum(f.stat().st_mtime >= since for f in figures)

@@ -155,6 +155,12 @@ def progress(total: float, label: str, every: float | None = None):
         _PROGRESS = None
 
 
+def advance(images: int) -> None:
+    """Count ``images`` image-passes towards the running :func:`progress` (if any)."""
+    if _PROGRESS is not None:
+        _PROGRESS.advance(images)
+
+
 def fit(
     model: nn.Module,
     opt: torch.optim.Optimizer,
@@ -182,8 +188,7 @@ def fit(
             opt.step()
             total += loss.detach()
             steps += 1
-            if _PROGRESS is not None:
-                _PROGRESS.advance(j - i)
+            advance(j - i)
     seconds = time.perf_counter() - t0
     return {
         "loss": float(total / max(steps, 1)),

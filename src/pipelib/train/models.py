@@ -1,4 +1,5 @@
-"""FedMD's heterogeneous CNNs (Li & Wang 2019, as used by paper 002), defined once.
+"""The project's models, defined once: FedMD's heterogeneous CNNs (Li & Wang 2019, as used by paper 002),
+torchvision's ResNets (LDP-DL's paper preset) and LDP-FL's plain CNNs (:class:`PlainCNN`).
 
 An architecture is named by its spec, so that a name is a cache key and a config value at once:
 
@@ -22,8 +23,9 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+_W = r"-[1-9][0-9]*"
 ARCH_PATTERN = (
-    r"cnn2-[1-9][0-9]*-[1-9][0-9]*-d0\.[0-9]+|cnn3-[1-9][0-9]*-[1-9][0-9]*-[1-9][0-9]*-d0\.[0-9]+|resnet(18|34|50)"
+    rf"cnn2{_W}{_W}-d0\.[0-9]+|cnn3{_W}{_W}{_W}-d0\.[0-9]+|resnet(18|34|50)|fedcnn{_W}{_W}{_W}|vgg{_W}{_W}{_W}{_W}"
 )
 # Keras l2(1e-3) adds 1e-3 * sum(w^2) to the loss: gradient 2e-3 * w, i.e. coupled weight decay 2e-3.
 classifier_weight_decay = 2e-3
@@ -39,6 +41,8 @@ class Arch:
     def name(self) -> str:
         if self.kind == "resnet":
             return f"resnet{self.widths[0]}"
+        if self.kind in PLAIN:
+            return f"{self.kind}-{'-'.join(map(str, self.widths))}"
         return f"{self.kind}-{'-'.join(map(str, self.widths))}-d{self.dropout:g}"
 
 
@@ -46,10 +50,14 @@ def parse_arch(name: str) -> Arch:
     """Parse an architecture name such as ``cnn2-128-256-d0.2`` (or ``resnet18``)."""
     if not re.fullmatch(ARCH_PATTERN, name):
         raise ValueError(
-            f"bad architecture name {name!r}; expected e.g. cnn2-128-256-d0.2, cnn3-64-128-256-d0.2 or resnet18"
+            f"bad architecture name {name!r}; expected e.g. cnn2-128-256-d0.2, cnn3-64-128-256-d0.2, resnet18, "
+            "fedcnn-32-64-512 or vgg-32-64-128-256"
         )
     if name.startswith("resnet"):
         return Arch("resnet", (int(name[6:]),), 0.0)
+    if name.split("-")[0] in PLAIN:
+        kind, *rest = name.split("-")
+        return Arch(kind, tuple(int(w) for w in rest), 0.0)
     kind, *rest = name.split("-")
     return Arch(kind, tuple(int(w) for w in rest[:-1]), float(rest[-1][1:]))
 
@@ -114,10 +122,49 @@ class ResNet(nn.Module):
         return self.classifier(self.features(x))
 
 
+class PlainCNN(nn.Module):
+    """The federated-averaging models of LDP-FL (paper 001), without normalization layers (nothing but
+    weights and biases to perturb and average; buffers would not survive either):
+
+    * ``fedcnn-<c1>-<c2>-<h>``: McMahan et al.'s (2017) "CNN": conv5x5(c1) ReLU maxpool2,
+      conv5x5(c2) ReLU maxpool2, linear(h) ReLU, linear (the paper's "two-layer CNN").
+    * ``vgg-<c1>-<c2>-<c3>-<h>``: a small VGG, three blocks of two conv3x3 + ReLU and maxpool2 with
+      c1, c2, c3 channels, then linear(h) ReLU, linear (the paper's "small VGG" for CIFAR-10).
+    """
+
+    def __init__(self, arch: Arch, in_shape: tuple[int, int, int], n_classes: int):
+        super().__init__()
+        c = in_shape[0]
+        if arch.kind == "fedcnn":
+            c1, c2, hidden = arch.widths
+            layers = [nn.Conv2d(c, c1, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2)]
+            layers += [nn.Conv2d(c1, c2, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2)]
+        else:
+            *channels, hidden = arch.widths
+            layers = []
+            for width in channels:
+                layers += [nn.Conv2d(c, width, 3, padding=1), nn.ReLU(), nn.Conv2d(width, width, 3, padding=1)]
+                layers += [nn.ReLU(), nn.MaxPool2d(2)]
+                c = width
+        layers.append(nn.Flatten())
+        with torch.no_grad():
+            n_features = nn.Sequential(*layers)(torch.zeros(1, *in_shape)).shape[1]
+        self.features = nn.Sequential(*layers, nn.Linear(n_features, hidden), nn.ReLU())
+        self.classifier = nn.Linear(hidden, n_classes)
+        self.arch, self.in_shape, self.n_classes = arch, tuple(in_shape), n_classes
+
+    def forward(self, x):
+        return self.classifier(self.features(x))
+
+
+PLAIN = ("fedcnn", "vgg")
+
+
 def build(name: str, in_shape, n_classes: int) -> nn.Module:
     """Build the architecture ``name`` for inputs of shape (C, H, W)."""
     arch = parse_arch(name)
-    return (ResNet if arch.kind == "resnet" else FedMDCNN)(arch, tuple(in_shape), n_classes)
+    kind = ResNet if arch.kind == "resnet" else PlainCNN if arch.kind in PLAIN else FedMDCNN
+    return kind(arch, tuple(in_shape), n_classes)
 
 
 def optimizer(model: nn.Module, lr: float) -> torch.optim.Optimizer:

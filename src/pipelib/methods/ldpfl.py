@@ -1,0 +1,405 @@
+"""LDP-FL (paper 001): federated averaging in which every client perturbs each weight it uploads (Eq. 2)
+and a shuffler hides which client sent which value; a protocol of the shared round runner.
+
+* A :class:`Client` holds its own shard (x, y) only.
+* :class:`LocalSGD` trains a group of clients from the round's global weights: E epochs of plain
+  minibatch SGD each, either all at once (``vmap``: :func:`torch.func.vmap` maps the one-client step
+  over stacked copies of the weights and the clients' own batches; no operation mixes clients) or one
+  after another (``loop``); both give the same weights up to float rounding (tested).
+* Each client perturbs its trained weights with the round's ranges and its own release-keyed generator
+  and hands the coins to the shuffler (:class:`pipelib.privacy.weights.ShuffledReports`), which keeps
+  per position only the multiset of values; noise-free federated averaging sums the weights instead.
+* The :class:`Server` selects the round's clients, averages what the shuffler gives it, and (adaptive
+  ranges) sets each layer's range for the next round from the averaged weights:
+  c = (max + min) / 2, r = (max - min) / 2 of the layer (paper 001 does not give its rule).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from ..privacy import weights
+from ..seeding import rng
+from ..train import loop
+
+log = logging.getLogger(__name__)
+MIN_RADIUS = 1e-6  # an adaptive range never collapses to a point (a layer whose weights are all equal)
+
+
+@dataclass
+class Client:
+    """One client: its id and its own records (uint8 images, labels) only."""
+
+    cid: int
+    x: torch.Tensor
+    y: torch.Tensor
+
+
+def shuffles(seed: int, key: str, t: int, clients: list[Client], epochs: int) -> list[torch.Tensor]:
+    """Each client's mini-batch order in round t: ``epochs`` permutations of its own records, concatenated."""
+    out = []
+    for c in clients:
+        g = torch.Generator().manual_seed(int(rng(seed, "ldpfl-batches", key, t, c.cid).integers(2**63 - 1)))
+        out.append(torch.cat([torch.randperm(len(c.x), generator=g) for _ in range(epochs)]))
+    return out
+
+
+class LocalSGD:
+    """E epochs of minibatch SGD (lr ``lr``, batch ``batch``, no momentum: W <- W - lr grad) from the
+    global weights, for a group of clients with shards of equal size."""
+
+    def __init__(self, model: torch.nn.Module, lr: float, epochs: int, batch: int, mode: str = "vmap"):
+        if mode not in ("vmap", "loop"):
+            raise ValueError(f"unknown client training mode {mode!r}; allowed: vmap, loop")
+        self.model, self.lr, self.epochs, self.batch, self.mode = model, lr, epochs, batch, mode
+
+    def steps(self, n: int) -> list[tuple[int, int]]:
+        """(start, stop) of every mini-batch of one client's ``epochs`` x ``n`` shuffled records."""
+        per_epoch = [(i, min(i + self.batch, n)) for i in range(0, n, self.batch)]
+        return [(e * n + i, e * n + j) for e in range(self.epochs) for i, j in per_epoch]
+
+    def train(self, start: dict, clients: list[Client], orders: list[torch.Tensor]) -> dict[str, torch.Tensor]:
+        """The clients' trained weights, stacked: name -> (clients, ...)."""
+        sizes = {len(c.x) for c in clients}
+        if len(sizes) != 1:
+            raise ValueError(f"clients of one group must hold equally many records, got sizes {sorted(sizes)}")
+        return (self._vmap if self.mode == "vmap" else self._loop)(start, clients, orders, sizes.pop())
+
+    def _vmap(self, start, clients, orders, n):
+        from torch.func import functional_call, grad, vmap
+
+        def loss(params, x, y):  # one client's batch
+            return F.cross_entropy(functional_call(self.model, params, (x,)), y)
+
+        step = vmap(grad(loss))
+        k = len(clients)
+        params = {name: p.detach().unsqueeze(0).repeat(k, *[1] * p.dim()) for name, p in start.items()}
+        xs = torch.stack([c.x for c in clients])  # (k, n, C, H, W): row i is client i's shard
+        ys = torch.stack([c.y for c in clients])
+        order = torch.stack(orders).to(xs.device)
+        rows = torch.arange(k, device=xs.device)[:, None]
+        for i, j in self.steps(n):
+            idx = order[:, i:j]
+            grads = step(params, loop.scale(xs[rows, idx]), ys[rows, idx])
+            params = {name: p - self.lr * grads[name] for name, p in params.items()}
+            loop.advance(k * (j - i))
+        return params
+
+    def _loop(self, start, clients, orders, n):
+        out = {name: [] for name in start}
+        for c, order in zip(clients, orders):
+            self.model.load_state_dict(start, strict=True)
+            self.model.train()
+            opt = torch.optim.SGD(self.model.parameters(), lr=self.lr)
+            order = order.to(c.x.device)
+            for i, j in self.steps(len(c.x)):
+                idx = order[i:j]
+                loss = F.cross_entropy(self.model(loop.scale(c.x[idx])), c.y[idx])
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
+                loop.advance(j - i)
+            for name, p in self.model.named_parameters():
+                out[name].append(p.detach().clone())
+        return {name: torch.stack(v) for name, v in out.items()}
+
+
+class SummedReports:
+    """Noise-free federated averaging: the server receives the clients' weights and averages them."""
+
+    def __init__(self, shapes: dict[str, torch.Size], device=None):
+        self.sum = {k: torch.zeros(s, device=device) for k, s in shapes.items()}
+        self.count = 0
+
+    def add(self, params: dict[str, torch.Tensor]) -> None:
+        for k, v in params.items():
+            self.sum[k] += v
+        self.count += 1
+
+    def mean(self) -> dict[str, torch.Tensor]:
+        return {k: v / self.count for k, v in self.sum.items()}
+
+
+def layer_ranges(params: dict[str, torch.Tensor]) -> tuple[dict, dict]:
+    """Adaptive ranges: per layer (parameter tensor) c = (max + min) / 2, r = (max - min) / 2."""
+    c = {k: float(v.max() + v.min()) / 2 for k, v in params.items()}
+    r = {k: max(float(v.max() - v.min()) / 2, MIN_RADIUS) for k, v in params.items()}
+    return c, r
+
+
+class Server:
+    """Selects each round's clients, averages what reaches it, keeps the global weights and ranges."""
+
+    def __init__(self, params: dict, n_clients: int, fraction: float, seed: int, key: str, ranges):
+        if not 0 < fraction <= 1:
+            raise ValueError(f"ldpfl fraction of clients per round must be in (0, 1], got {fraction}")
+        self.params, self.n_clients, self.seed, self.key = params, n_clients, seed, key
+        self.per_round = max(1, int(round(fraction * n_clients)))
+        self.adaptive = ranges == "adaptive"
+        if self.adaptive:
+            self.c, self.r = layer_ranges(params)  # from the initial weights, which the server chose
+        else:
+            c, r = ranges
+            self.c, self.r = dict.fromkeys(params, float(c)), dict.fromkeys(params, float(r))
+
+    def select(self, t: int) -> np.ndarray:
+        """Round t's clients: ``per_round`` of them uniformly at random without replacement."""
+        g = rng(self.seed, "ldpfl-select", self.key, t)
+        return np.sort(g.choice(self.n_clients, self.per_round, replace=False))
+
+    def update(self, aggregate: dict) -> None:
+        self.params = {k: v.detach() for k, v in aggregate.items()}
+        if self.adaptive:
+            self.c, self.r = layer_ranges(self.params)
+
+
+def groups(clients: list[Client], size: int) -> list[list[Client]]:
+    """Clients in groups of at most ``size`` that hold equally many records (an IID deal can differ by one)."""
+    out = []
+    for n in sorted({len(c.x) for c in clients}):
+        same = [c for c in clients if len(c.x) == n]
+        out += [same[i : i + size] for i in range(0, len(same), size)]
+    return out
+
+
+class FedAvg:
+    """Federated averaging as a round protocol: round 0 is the initial model; in round t the selected
+    clients train locally, perturb (unless ``mechanism`` is None) and report through the shuffler."""
+
+    def __init__(
+        self,
+        model,
+        clients: list[Client],
+        server: Server,
+        trainer: LocalSGD,
+        rounds: int,
+        x_test,
+        y_test,
+        *,
+        mechanism=None,
+        noise_seed=None,
+        group: int = 50,
+        seed: int = 0,
+    ):
+        self.model, self.clients, self.server, self.trainer = model, clients, server, trainer
+        self.rounds, self.x_test, self.y_test = rounds, x_test, y_test
+        self.mechanism, self.noise_seed, self.group, self.seed = mechanism, noise_seed, group, seed
+        self.joined = np.zeros(len(clients), dtype=int)  # rounds each client has joined
+
+    def play(self, t: int) -> None:
+        if t == 0:
+            return
+        s = self.server
+        chosen = [self.clients[i] for i in s.select(t)]
+        shapes = {k: v.shape for k, v in s.params.items()}
+        device = next(iter(s.params.values())).device
+        if self.mechanism is None:
+            reports = SummedReports(shapes, device)
+        else:
+            reports = weights.ShuffledReports(shapes, s.c, s.r, self.mechanism.epsilon, device)
+        for part in groups(chosen, self.group):
+            orders = shuffles(self.seed, s.key, t, part, self.trainer.epochs)
+            trained = self.trainer.train(s.params, part, orders)
+            for j, c in enumerate(part):
+                own = {k: v[j] for k, v in trained.items()}
+                if self.mechanism is None:
+                    reports.add(own)
+                else:  # client c's coins, from its own generator for this round
+                    gen = torch.Generator().manual_seed(self.noise_seed(t, c.cid))
+                    reports.add({k: self.mechanism.release(v, s.c[k], s.r[k], gen) for k, v in own.items()})
+                self.joined[c.cid] += 1
+        s.update(reports.mean())
+
+    def evaluate(self, t: int) -> list[dict]:
+        self.model.load_state_dict(self.server.params, strict=True)
+        return [
+            {
+                "round": t,
+                "party": -1,  # the global model
+                "clients": 0 if t == 0 else self.server.per_round,
+                "accuracy": loop.accuracy(self.model, self.x_test, self.y_test),
+                "range_r_mean": float(np.mean(list(self.server.r.values()))),
+            }
+        ]
+
+    def state(self) -> dict:
+        s = self.server
+        return {"params": {k: v.cpu() for k, v in s.params.items()}, "c": s.c, "r": s.r, "joined": self.joined}
+
+    def restore(self, state: dict) -> None:
+        device = next(iter(self.server.params.values())).device
+        self.server.params = {k: v.to(device) for k, v in state["params"].items()}
+        self.server.c, self.server.r, self.joined = state["c"], state["r"], state["joined"]
+
+    def describe(self, rows: list[dict]) -> str:
+        return f"global accuracy {rows[0]['accuracy']:.4f} ({rows[0]['clients']} clients)"
+
+
+# ------------------------------------------------------------------------------------ stage entry
+
+RUN = re.compile(r"none|(?P<mech>[a-z]+-eps[0-9.]+)-(?:(?P<adaptive>adaptive)|c(?P<c>-?[0-9.]+)-r(?P<r>[0-9.]+))")
+
+
+def parse_run(name: str):
+    """'none' -> (None, None); 'twopoint-eps5.0-adaptive' -> ('twopoint-eps5.0', 'adaptive');
+    'twopoint-eps5.0-c0.0-r0.075' -> ('twopoint-eps5.0', (0.0, 0.075))."""
+    m = RUN.fullmatch(name)
+    if not m:
+        raise ValueError(f"bad LDP-FL run {name!r}; expected none, <mech>-eps<e>-adaptive or <mech>-eps<e>-c<c>-r<r>")
+    if name == "none":
+        return None, None
+    return m["mech"], "adaptive" if m["adaptive"] else (float(m["c"]), float(m["r"]))
+
+
+def run_row(
+    *,
+    release: dict,
+    assignment_path,
+    private_dir,
+    test_path,
+    settings: dict,
+    seed: int,
+    preset: str,
+    randomness: str,
+    out: dict,
+    checkpoint=None,
+) -> dict:
+    """One LDP-FL (or noise-free federated averaging) run: ``release`` is the job's wildcards (scenario,
+    flmech, frac, rounds); client i's coins in round t are keyed by all of them, t and i.  Writes
+    ``out``: result (the row), rounds (global accuracy per round), releases (one ledger row per client: its
+    composed guarantee, with the paper's per-weight claim in ``paper_*`` columns), model (the final global
+    model)."""
+    import pandas as pd
+    import pyarrow as pa
+
+    from ..data.loaders import load_labelled
+    from ..data.partition import every_party
+    from ..io import write_json, write_table
+    from ..privacy import NO_PRIVACY, registry, release_row, write_releases
+    from ..schema import result_row
+    from ..seeding import release_key, release_torch_seed, torch_seed
+    from ..train.checkpoint import clear_checkpoint, fingerprint
+    from ..train.models import build
+    from ..train.supervised import save_model
+    from .rounds import run_rounds, wall_seconds
+
+    scenario, key = release["scenario"], "/".join(str(release[k]) for k in ("scenario", "flmech", "frac", "rounds"))
+    spec, ranges = parse_run(release["flmech"])
+    mechanism = registry.parse(spec) if spec else None
+    if mechanism is not None and mechanism.locality != "weights":
+        raise ValueError(f"{spec!r} is not a weight perturbation (allowed: twopoint)")
+    fraction, rounds = float(release["frac"]), int(release["rounds"])
+    loop.set_threads(settings["threads"])
+    dev = loop.pick_device(settings["device"])
+    x_test, y_test, meta = load_labelled(test_path, dev)
+    clients = [
+        Client(i, loop.to_device(x, dev), torch.as_tensor(y, device=dev))
+        for i, (x, y) in enumerate(every_party(assignment_path, private_dir))
+    ]  # client i's FedAvg code path touches clients[i] only
+    train_seed = torch_seed(seed, "ldpfl", key)
+    loop.seed_everything(train_seed)
+    model = build(settings["arch"], tuple(x_test.shape[1:]), len(meta["task_classes"])).to(dev)
+    start = {k: v.detach().clone() for k, v in model.named_parameters()}
+    server = Server(start, len(clients), fraction, seed, key, ranges if mechanism else (0.0, 1.0))
+    trainer = LocalSGD(model, settings["lr"], settings["local_epochs"], settings["batch"], settings["mode"])
+
+    def noise_seed(t: int, cid: int) -> int:
+        return release_torch_seed(seed, randomness, "ldpfl", {**release, "round": t, "client": cid})
+
+    proto = FedAvg(
+        model,
+        clients,
+        server,
+        trainer,
+        rounds,
+        x_test,
+        y_test,
+        mechanism=mechanism,
+        noise_seed=noise_seed,
+        group=settings["group"],
+        seed=seed,
+    )
+    ns = [len(c.x) for c in clients]
+    log.info(
+        "%s %s: %d clients (%d-%d records), %d per round, %d rounds, %s, %d test, device %s",
+        scenario, release["flmech"], len(clients), min(ns), max(ns), server.per_round, rounds,
+        settings["arch"], len(x_test), dev,
+    )  # fmt: skip
+    fp = fingerprint(key, settings, seed, randomness, str(assignment_path), train_seed)
+    planned = rounds * server.per_round * settings["local_epochs"] * float(np.mean(ns))
+    with loop.progress(planned, f"LDP-FL {release['flmech']}"):
+        history = run_rounds(proto, checkpoint, fp)
+
+    d = sum(v.numel() for v in start.values())
+    ledger, guarantee = [], NO_PRIVACY
+    if mechanism is not None:
+        joined = proto.joined
+        guarantee = mechanism.client_guarantee(d, int(joined.max()))
+        claim = mechanism.guarantee(1)
+        paper = {
+            "paper_epsilon": claim.epsilon,
+            "paper_protected_unit": claim.unit,
+            "paper_accountant": claim.accountant,
+        }
+        for c in clients:  # one row per client: its composed guarantee, and the paper's claim beside it
+            ledger.append(
+                release_row(
+                    "LDP-FL",
+                    scenario,
+                    f"{out['result'].rsplit('/', 1)[0]}#client-{c.cid}",
+                    c.cid,
+                    mechanism.name,
+                    mechanism.client_guarantee(d, int(joined[c.cid])),
+                    randomness=randomness,
+                    release_key=release_key("ldpfl", {**release, "client": c.cid}),  # + the round, per draw
+                    n=len(c.x),
+                    seed=seed,
+                    weights=d,
+                    rounds_joined=int(joined[c.cid]),
+                    **paper,
+                )
+            )
+    write_releases(ledger, out["releases"])
+    table = pd.DataFrame(history).assign(scenario=scenario, run=release["flmech"], fraction=fraction)
+    write_table(pa.Table.from_pandas(table, preserve_index=False), out["rounds"])
+    model.load_state_dict(server.params)
+    save_model(model, out["model"], scenario=scenario, run=release["flmech"])
+    final = history[-1]
+    row = result_row(
+        guarantee,
+        method="LDP-FL" if mechanism else "FedAvg",
+        scenario=scenario,
+        public_dataset=None,
+        private_dataset=meta["dataset"],
+        mechanism=mechanism.name if mechanism else "none",
+        delta_vacuous=False,
+        accuracy=final["accuracy"],
+        n=min(ns),
+        parties=len(clients),
+        clients=len(clients),
+        clients_per_round=server.per_round,
+        fraction=fraction,
+        rounds=rounds,
+        range="adaptive" if ranges == "adaptive" else None if ranges is None else f"c={ranges[0]:g}, r={ranges[1]:g}",
+        weights=d,
+        arch=settings["arch"],
+        paper_epsilon=mechanism.epsilon if mechanism else None,
+        paper_protected_unit=mechanism.guarantee(1).unit if mechanism else None,
+        max_rounds_joined=int(proto.joined.max()),
+        wall_seconds=wall_seconds(history),
+        **loop.where(dev),
+        seed=seed,
+        preset=preset,
+        run=release["flmech"],
+        randomness=randomness if mechanism else None,
+    )
+    write_json(row, out["result"])
+    clear_checkpoint(checkpoint)
+    log.info("final accuracy %.4f in %.0f s", row["accuracy"], row["wall_seconds"])
+    return row

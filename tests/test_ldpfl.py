@@ -1,0 +1,251 @@
+"""LDP-FL (paper 001): the weight perturbation against its closed forms and by simulation, the shuffler,
+and federated averaging with vmapped clients."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from pipelib.privacy import Adjacency, registry, weights
+
+
+def test_magnitude_matches_specs_table():
+    # SPECS.md 2.2: (e^eps + 1) / (e^eps - 1) at eps 0.1, 0.5, 1, 2, 5
+    for eps, printed in [(0.1, 20.017), (0.5, 4.083), (1, 2.164), (2, 1.313), (5, 1.014)]:
+        assert weights.magnitude(eps) == pytest.approx(printed, abs=6e-4)
+        assert weights.magnitude(eps) == pytest.approx((math.exp(eps) + 1) / (math.exp(eps) - 1))
+    with pytest.raises(ValueError, match="epsilon > 0"):
+        weights.magnitude(0.0)
+
+
+@pytest.mark.parametrize("eps", [0.1, 1.0, 5.0])
+def test_ratio_of_output_probabilities_is_exactly_e_eps(eps):
+    c, r = 0.02, 0.075
+    grid = torch.linspace(c - r, c + r, 2001, dtype=torch.float64)
+    hi = weights.prob_high(grid, c, r, eps)
+    lo = 1 - hi
+    assert (hi > 0).all() and (lo > 0).all()
+    for p in (hi, lo):
+        worst = float(p.max() / p.min())
+        assert worst <= math.exp(eps) * (1 + 1e-12) and worst == pytest.approx(math.exp(eps), rel=1e-12)
+
+
+def test_clipping_keeps_the_ratio_for_weights_outside_the_range():
+    g = torch.Generator().manual_seed(0)
+    w = torch.tensor([-5.0, 5.0] * 50_000)
+    bits = weights.perturb_bits(w, 0.0, 1.0, 1.0, g)
+    # a weight far outside is clipped to the range's end: Pr[high] = 1/2 +- tanh(eps/2)/2
+    expect = 0.5 + 0.5 * math.tanh(0.5)
+    assert float(bits[1::2].float().mean()) == pytest.approx(expect, abs=0.01)
+    assert float(bits[0::2].float().mean()) == pytest.approx(1 - expect, abs=0.01)
+
+
+@pytest.mark.parametrize("eps", [0.5, 2.0])
+def test_unbiased_with_the_exact_variance_by_simulation(eps):
+    c, r, trials = 0.0, 0.075, 200_000
+    g = torch.Generator().manual_seed(1)
+    for w0 in (-0.075, -0.03, 0.0, 0.05, 0.075):
+        w = torch.full((trials,), w0)
+        out = weights.values(weights.perturb_bits(w, c, r, eps, g), c, r, eps).double()
+        var = weights.variance(w0, c, r, eps)
+        assert float(out.mean()) == pytest.approx(w0, abs=5 * math.sqrt(var / trials))  # Lemma 1
+        assert float(out.var()) == pytest.approx(var, rel=0.02)
+        assert var <= (r * weights.magnitude(eps)) ** 2 * (1 + 1e-12)  # Lemma 2 is an upper bound
+
+
+def test_mean_variance_bounds_hold_and_the_papers_corollary_does_not():
+    eps, radii = 1.0, torch.tensor([0.01, 0.05, 0.1, 0.2])
+    lo, hi = weights.mean_variance_bounds(radii, eps)
+    g, trials = torch.Generator().manual_seed(2), 100_000
+    for at in ("center", "end"):  # weights at their range's center (largest variance) or end (smallest)
+        w = torch.zeros(trials, 4) + (radii if at == "end" else 0)
+        mean = weights.values(weights.perturb_bits(w, 0.0, radii, eps, g), 0.0, radii, eps).double().mean(1)
+        v = float(mean.var())
+        assert lo * 0.97 <= v <= hi * 1.03
+        assert v == pytest.approx(hi if at == "center" else lo, rel=0.03)
+    a2, s, n = weights.magnitude(eps) ** 2, float((radii.double() ** 2).sum()), 4
+    paper_upper = a2 * s / n**2 - s / n**2  # Corollary 1's upper bound: below the variance at the center
+    assert hi > paper_upper * 1.1
+
+
+def test_shuffled_reports_give_the_mean_and_only_each_positions_multiset():
+    eps, g = 2.0, torch.Generator().manual_seed(3)
+    shapes = {"w": torch.Size([3, 4]), "b": torch.Size([3])}
+    c, r = {"w": 0.1, "b": 0.0}, {"w": 0.5, "b": 1.0}
+    reports = weights.ShuffledReports(shapes, c, r, eps)
+    sent = []
+    for _ in range(7):
+        bits = {k: torch.rand(s, generator=g) < 0.5 for k, s in shapes.items()}
+        sent.append({k: weights.values(b, c[k], r[k], eps) for k, b in bits.items()})
+        reports.add(bits)
+    mean = reports.mean()
+    for k in shapes:
+        stacked = torch.stack([s[k] for s in sent])
+        assert torch.allclose(mean[k], stacked.mean(0), atol=1e-6)
+        # per position: the same multiset, in a canonical order that does not depend on the senders
+        assert torch.allclose(reports.multiset(k), stacked.sort(0, descending=True).values, atol=1e-6)
+    assert reports.count == 7 and set(vars(reports)) == {"c", "r", "epsilon", "high", "count"}
+
+
+def test_guarantees_state_the_papers_claim_and_the_composed_one():
+    mech = registry.parse("twopoint-eps5.0")
+    assert mech.locality == "weights"
+    per = mech.guarantee(1)
+    assert (per.epsilon, per.delta, per.adjacency) == (5.0, 0.0, Adjacency.LOCAL)
+    assert "one weight" in per.unit and "not composed" in per.accountant
+    whole = mech.client_guarantee(1000, 3)
+    assert whole.epsilon == 15000.0 and whole.releases == 3000 and "data set" in whole.unit
+    assert np.isfinite(whole.epsilon_at(1e-5))
+
+
+# ------------------------------------------------------------------ federated averaging
+
+from pipelib.methods import ldpfl  # noqa: E402
+from pipelib.train.models import build  # noqa: E402
+
+
+def synthetic_clients(n_clients=4, per_client=40, seed=0):
+    """Separable 2-class images: class 1 has a bright top half."""
+    g = torch.Generator().manual_seed(seed)
+    out = []
+    for i in range(n_clients):
+        y = torch.randint(0, 2, (per_client,), generator=g)
+        x = torch.randint(0, 60, (per_client, 1, 28, 28), generator=g, dtype=torch.uint8)
+        x[y == 1, :, :14] += 150
+        out.append(ldpfl.Client(i, x, y))
+    return out
+
+
+def start_weights(model):
+    return {k: v.detach().clone() for k, v in model.named_parameters()}
+
+
+def test_vmapped_clients_train_exactly_like_one_after_another():
+    torch.manual_seed(0)
+    model = build("fedcnn-4-8-16", (1, 28, 28), 2)
+    clients = synthetic_clients(3, 30)
+    orders, start = ldpfl.shuffles(0, "run", 1, clients, 2), start_weights(model)
+    a = ldpfl.LocalSGD(model, 0.05, 2, 8, "vmap").train(start, clients, orders)
+    b = ldpfl.LocalSGD(model, 0.05, 2, 8, "loop").train(start, clients, orders)
+    for k in a:
+        assert a[k].shape[0] == 3 and torch.allclose(a[k], b[k], atol=1e-5)
+    # a client's weights depend on its own shard only: changing another client's data leaves them alone
+    other = [clients[0], ldpfl.Client(1, clients[2].x.flip(0), clients[2].y.flip(0)), clients[2]]
+    c = ldpfl.LocalSGD(model, 0.05, 2, 8, "vmap").train(start, other, orders)
+    assert all(torch.equal(a[k][0], c[k][0]) and torch.equal(a[k][2], c[k][2]) for k in a)
+    assert max(float((a[k][1] - c[k][1]).abs().max()) for k in a) > 1e-3
+    with pytest.raises(ValueError, match="equally many records"):
+        ldpfl.LocalSGD(model, 0.05, 1, 8).train(start, synthetic_clients(1, 20) + [other[1]], orders)
+
+
+def test_each_batch_order_is_a_permutation_of_the_clients_own_records():
+    clients = synthetic_clients(2, 25)
+    a, b = ldpfl.shuffles(0, "run", 3, clients, 2)
+    assert sorted(a[:25].tolist()) == list(range(25)) and sorted(a[25:].tolist()) == list(range(25))
+    assert not torch.equal(a, b) and torch.equal(a, ldpfl.shuffles(0, "run", 3, clients, 2)[0])
+
+
+def run_fedavg(mechanism=None, ranges=(0.0, 0.5), rounds=3, group=2):
+    torch.manual_seed(0)
+    model = build("fedcnn-4-8-16", (1, 28, 28), 2)
+    clients = synthetic_clients(4, 40)
+    test = synthetic_clients(1, 200, seed=9)[0]
+    server = ldpfl.Server(start_weights(model), 4, 0.75, seed=0, key="run", ranges=ranges)
+    proto = ldpfl.FedAvg(
+        model,
+        clients,
+        server,
+        ldpfl.LocalSGD(model, 0.1, 1, 10),
+        rounds,
+        test.x,
+        test.y,
+        mechanism=mechanism,
+        noise_seed=lambda t, cid: 1000 * t + cid,
+        group=group,
+    )
+    from pipelib.methods.rounds import run_rounds
+
+    return proto, run_rounds(proto)
+
+
+def test_noise_free_fedavg_learns_and_averages_the_selected_clients():
+    proto, history = run_fedavg()
+    assert [h["round"] for h in history] == [0, 1, 2, 3] and history[-1]["accuracy"] > 0.9
+    assert proto.server.per_round == 3 and proto.joined.sum() == 9
+    # one round by hand: the mean of the selected clients' locally trained weights
+    p2, _ = run_fedavg(rounds=1)
+    torch.manual_seed(0)
+    model = build("fedcnn-4-8-16", (1, 28, 28), 2)
+    chosen = [synthetic_clients(4, 40)[i] for i in p2.server.select(1)]
+    trained = ldpfl.LocalSGD(model, 0.1, 1, 10).train(
+        start_weights(model), chosen, ldpfl.shuffles(0, "run", 1, chosen, 1)
+    )
+    assert all(torch.allclose(p2.server.params[k], trained[k].mean(0), atol=1e-5) for k in trained)
+
+
+def test_private_rounds_are_deterministic_and_group_size_does_not_matter():
+    mech = registry.parse("twopoint-eps5.0")
+    a, ha = run_fedavg(mech, "adaptive", rounds=2, group=2)
+    b, hb = run_fedavg(mech, "adaptive", rounds=2, group=4)
+    assert [h["accuracy"] for h in ha] == pytest.approx([h["accuracy"] for h in hb])
+    assert all(torch.allclose(a.server.params[k], b.server.params[k], atol=1e-5) for k in a.server.params)
+    # every averaged weight is a mean of 3 two-point values of its layer's range
+    for k, v in a.server.params.items():
+        c, r = ldpfl.layer_ranges({k: v})  # the next round's ranges come from the average
+        assert a.server.c[k] == pytest.approx(c[k]) and a.server.r[k] == pytest.approx(r[k])
+
+
+def test_fixed_ranges_clip_and_keep_every_average_on_the_grid():
+    mech = registry.parse("twopoint-eps1.0")
+    proto, _ = run_fedavg(mech, (0.0, 0.05), rounds=1)
+    a = weights.magnitude(1.0) * 0.05
+    for v in proto.server.params.values():  # means of 3 values in {-a, +a}: -a, -a/3, a/3, a
+        levels = torch.round(v / a * 3)
+        assert torch.allclose(v, levels * a / 3, atol=1e-6) and set(levels.unique().tolist()) <= {-3, -1, 1, 3}
+    assert proto.server.c == dict.fromkeys(proto.server.params, 0.0)
+
+
+# ------------------------------------------------------------------ the workflow on the tiny preset
+
+TINY_LDPFL = "results/tiny/ldpfl/ldpfl_mnist"
+
+
+@pytest.mark.workflow
+def test_table_ldpfl_states_both_guarantees(tiny):
+    import pandas as pd
+
+    t = pd.read_csv(tiny / "results/tiny/table_ldpfl.csv")
+    assert sorted(t["range"]) == ["adaptive", "fixed", "none"] and t["paper_accuracy"].notna().all()
+    free = t[t.range == "none"].iloc[0]
+    assert free["method"] == "FedAvg" and np.isinf(free["epsilon"]) and pd.isna(free["paper_epsilon"])
+    private = t[t.range != "none"]
+    assert (private["method"] == "LDP-FL").all() and (private["paper_epsilon"] == 8.0).all()
+    # a client's composed guarantee: eps per weight x every weight x every round it joined (all 3 here)
+    assert (private["epsilon"] == 8.0 * private["weights"] * 3).all() and (private["delta"] == 0).all()
+    assert private["protected_unit"].str.contains("data set").all()
+    assert private["paper_protected_unit"].str.contains("one weight").all()
+
+
+@pytest.mark.workflow
+def test_ldpfl_ledger_has_one_row_per_client_with_the_rounds_it_joined(tiny):
+    import json
+
+    run = tiny / TINY_LDPFL / "twopoint-eps8.0-c0.0-r0.075/f0.5-m3"
+    rows = json.loads((run / "releases.json").read_text())
+    result = json.loads((run / "result.json").read_text())
+    assert [r["party"] for r in rows] == list(range(8))
+    joined = [r["rounds_joined"] for r in rows]
+    assert sum(joined) == 3 * 4 and result["clients_per_round"] == 4  # f_r = 0.5 of 8 clients, 3 rounds
+    for r in rows:
+        assert r["epsilon"] == pytest.approx(8.0 * r["weights"] * r["rounds_joined"])
+        assert r["paper_epsilon"] == 8.0 and "one weight" in r["paper_protected_unit"]
+    assert result["epsilon"] == pytest.approx(8.0 * result["weights"] * max(joined))
+    rounds = pd_read_parquet(run / "rounds.parquet")
+    assert list(rounds["round"]) == [0, 1, 2, 3] and rounds["accuracy"].between(0, 1).all()
+
+
+def pd_read_parquet(path):
+    import pyarrow.parquet as pq
+
+    return pq.read_table(path).to_pandas()
