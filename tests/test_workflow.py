@@ -335,7 +335,7 @@ def test_tiny_tables_are_pinned(tiny, table):
 
 def test_ledger_lists_every_privatized_release(tiny):
     ledger = pd.read_csv(tiny / "results/tiny" / "privacy_ledger.csv")
-    assert set(ledger["method"]) == {"FedMD-NFDP", "FedMD-LDP", "reverse k-NN", "LDP-DL", "PATE"}
+    assert set(ledger["method"]) == {"FedMD-NFDP", "FedMD-LDP", "reverse k-NN", "LDP-DL", "PATE", "LDP-FL"}
     assert set(ledger.loc[ledger.method == "reverse k-NN", "mechanism"]) == {"none", "laplace", "rr", "collision"}
     assert ledger[["adjacency", "protected_unit", "accountant", "releases"]].notna().all().all()
     ldp = ledger[ledger.method == "FedMD-LDP"]
@@ -358,6 +358,8 @@ def test_compare_holds_every_method_in_one_schema(tiny):
         "reverse k-NN",
         "LDP-DL",
         "PATE",
+        "LDP-FL",
+        "FedAvg",
     }
     needed = ["epsilon", "delta", "adjacency", "accountant", "accuracy", "n", "preset", "device"]
     assert rows[needed].notna().all().all()
