@@ -916,3 +916,10 @@ def ldpfl_targets():
             if kinds & set(arts)
         ],
     ]
+
+
+def page_figures():
+    """Every figure the reproduction pages show."""
+    kinds = {e["artifact"] for e in ldpfl_entries()}
+    p001 = [f"p001_{n}" for n, arts in FIGURE_P001.items() if kinds & set(arts)]
+    return FIGURES + ldpdl_figure_names() + p001

@@ -140,8 +140,9 @@ rule reproduction_pages:
         table3=res("table3.csv"),
         table4=res("table4.csv"),
         table5=res("table5.csv"),
-        figures=[res(f"figures/{name}.png") for name in FIGURES + ldpdl_figure_names()],
+        figures=[res(f"figures/{name}.png") for name in page_figures()],
         table_ldpdl=[res("table_ldpdl.csv")] if ldpdl_table_entries() else [],
+        table_ldpfl=[res("table_ldpfl.csv")] if ldpfl_paths("table") else [],
     output:
         table2=f"docs/reproduction/{config['preset']}/table2.md",
         table_rknn=f"docs/reproduction/{config['preset']}/table_rknn.md",
@@ -149,9 +150,10 @@ rule reproduction_pages:
         paper002=f"docs/reproduction/{config['preset']}/paper002.md",
         paper003=f"docs/reproduction/{config['preset']}/paper003.md",
         paper004=f"docs/reproduction/{config['preset']}/paper004.md",
+        paper001=f"docs/reproduction/{config['preset']}/paper001.md",
         figures=[
             f"docs/reproduction/{config['preset']}/figures/{name}.png"
-            for name in FIGURES + ldpdl_figure_names()
+            for name in page_figures()
         ],
     log:
         res("logs/reproduction_pages.log"),
@@ -175,6 +177,7 @@ rule reproduction_pages:
                 "table4",
                 "table5",
                 "table_ldpdl",
+                "table_ldpfl",
             )
         },
     script:

@@ -27,6 +27,11 @@ pages.write_pages(
             {k: v for k, v in relative.items() if k.startswith("p004_")},
             p.commands["table_ldpdl"],
         ),
+        "paper001": pages.paper001_page(
+            i.table_ldpfl[0] if i.table_ldpfl else None,
+            {k: v for k, v in relative.items() if k.startswith("p001_")},
+            p.commands["table_ldpfl"],
+        ),
     },
-    {k: o[k] for k in ("table2", "table_rknn", "headline", "paper002", "paper003", "paper004")},
+    {k: o[k] for k in ("table2", "table_rknn", "headline", "paper002", "paper003", "paper004", "paper001")},
 )

@@ -393,6 +393,76 @@ def paper004_page(table_csv, figures: dict, command: str) -> str:
     )
 
 
+def paper001_page(table_csv, figures: dict, command: str) -> str:
+    """Paper 001's Table 1 (``table_csv``, or None when the selection runs no LDP-FL row) and Figures 3-5
+    (``figures``: name -> the PNG's path relative to the page)."""
+    lines = [
+        GENERATED.format(source="results/table_ldpfl.csv and figures/"),
+        "",
+        "# Paper 001 (LDP-FL): Table 1 and Figures 3-5",
+        "",
+    ]
+    if table_csv is None:
+        lines += ["## Table 1", "", "No rows of this run selection.", ""]
+    else:
+        t = pd.read_csv(table_csv).astype({"seed": int})
+        header = [
+            "dataset",
+            "method",
+            "range",
+            "eps per weight (paper's claim)",
+            "eps of a client's data (composed)",
+            "clients (per round)",
+            "rounds",
+            "test acc.",
+            "paper acc.",
+            "gap (points)",
+            "wall time",
+        ]
+        rows = [
+            [
+                r["dataset"],
+                r["method"],
+                r["range"],
+                fmt(r["paper_epsilon"]),
+                fmt(r["epsilon"]),
+                f"{fmt(r['clients'])} ({fmt(r['clients_per_round'])})",
+                fmt(r["rounds"]),
+                fmt(r["accuracy"]),
+                fmt(r["paper_accuracy"]),
+                _gap(r["accuracy"], r["paper_accuracy"]),
+                minutes(r["wall_seconds"]),
+            ]
+            for r in t.to_dict("records")
+        ]
+        off = [r for r in t.to_dict("records") if abs(r["accuracy"] - r["paper_accuracy"]) > 0.05]
+        lines += [
+            "## Table 1: fixed vs adaptive weight range, and noise-free federated averaging",
+            "",
+            _provenance(t, command),
+            "",
+            markdown_table(header, rows),
+            "",
+            "The paper's noise-free accuracies are those its introduction implies (LDP-FL's accuracy plus the "
+            "loss it states). The paper's epsilon holds for one weight of one client in one round and rests on "
+            "shuffling; the composed epsilon is the standard guarantee for a client's whole data (see "
+            "docs/privacy.md).",
+            "",
+            f"Rows more than 5 points from the paper: {len(off)} of {len(t)}"
+            + (" (" + "; ".join(f"{r['dataset']} {r['method']} {r['range']}" for r in off) + ")." if off else "."),
+            "",
+        ]
+    titles = {
+        "p001_clients": "Figure 3: accuracy against the number of clients",
+        "p001_fraction_rounds": "Figure 4: fraction of clients per round, and rounds",
+        "p001_epsilon": "Figure 5: accuracy against epsilon, and the fixed range's radius",
+    }
+    titles = {k: v for k, v in titles.items() if k in figures}
+    return "\n".join(
+        lines + (_figure_sections(titles, figures) if titles else ["No figure rows of this run selection."])
+    )
+
+
 README_BEGIN, README_END = "<!-- headline:begin -->", "<!-- headline:end -->"
 
 
