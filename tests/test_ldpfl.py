@@ -262,3 +262,21 @@ def test_paper001_page_is_generated_from_the_table(tiny):
         assert f"| {r.dataset} | {r.method} | {r.range} |" in page
     for name in ("p001_clients", "p001_fraction_rounds", "p001_epsilon"):
         assert f"figures/{name}.png" in page and (tiny / f"docs/reproduction/tiny/figures/{name}.png").is_file()
+
+
+def test_a_killed_run_resumes_with_identical_results(tmp_path):
+    from pipelib.methods.rounds import run_rounds
+
+    mech = registry.parse("twopoint-eps5.0")
+    straight, _ = run_fedavg(mech, "adaptive", rounds=2)
+    first, _ = run_fedavg(mech, "adaptive", rounds=1)  # as if killed after round 1: its checkpoint remains
+    ckpt = tmp_path / "resume.pt"
+    from pipelib.train.checkpoint import save_checkpoint
+
+    save_checkpoint(ckpt, "fp", round=1, history=[], protocol=first.state())
+    resumed, _ = run_fedavg(mech, "adaptive", rounds=0)  # a fresh protocol, then continued from the file
+    resumed.rounds = 2
+    run_rounds(resumed, ckpt, "fp")
+    for k, v in straight.server.params.items():
+        assert torch.equal(v, resumed.server.params[k])
+    assert straight.server.r == resumed.server.r and (straight.joined == resumed.joined).all()
