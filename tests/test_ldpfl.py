@@ -216,8 +216,9 @@ def test_table_ldpfl_states_both_guarantees(tiny):
     import pandas as pd
 
     t = pd.read_csv(tiny / "results/tiny/table_ldpfl.csv")
-    assert sorted(t["range"]) == ["adaptive", "fixed", "none"] and t["paper_accuracy"].notna().all()
+    assert sorted(t["range"]) == ["adaptive", "fixed", "none"]
     free = t[t.range == "none"].iloc[0]
+    assert free["paper_accuracy"] == 0.9721  # implied by the paper's introduction; Table 1 has no epsilon 8
     assert free["method"] == "FedAvg" and np.isinf(free["epsilon"]) and pd.isna(free["paper_epsilon"])
     private = t[t.range != "none"]
     assert (private["method"] == "LDP-FL").all() and (private["paper_epsilon"] == 8.0).all()

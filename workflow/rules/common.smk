@@ -277,6 +277,17 @@ def preset_command(target):
     return f".venv/bin/snakemake --cores 2{extra} {target}"
 
 
+PAGES = (
+    "table2",
+    "table_rknn",
+    "headline",
+    "paper002",
+    "paper003",
+    "paper004",
+    "paper001",
+)
+
+
 def all_targets():
     return [
         *ingest_targets(),
@@ -285,7 +296,7 @@ def all_targets():
         res("table2.csv"),
         res("table_rknn.csv"),
         res("compare.csv"),
-        f"docs/reproduction/{config['preset']}/table2.md",
+        *[f"docs/reproduction/{config['preset']}/{page}.md" for page in PAGES],
         res("table3.csv"),
         res("table4.csv"),
         res("table5.csv"),
