@@ -28,7 +28,7 @@ def main() -> None:
     ap.add_argument("--shape", type=int, nargs=3, default=[1, 28, 28])
     ap.add_argument("--clients", type=int, default=20, help="clients of the round")
     ap.add_argument("--per-client", type=int, default=600, help="records per client")
-    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--batch", type=int, default=10, help="B (ldpfl.batch)")
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--group", type=int, nargs="+", default=[10, 20], help="clients per vmap call")
     ap.add_argument("--device", default="auto")

@@ -38,7 +38,11 @@ rule ldpfl:
                 k: LDPFL[k]
                 for k in ("device", "mode", "group", "batch", "local_epochs")
             },
-            **{k: ldpfl_dataset(wc.scenario)[1][k] for k in ("arch", "lr")},
+            **{
+                k: v
+                for k, v in ldpfl_dataset(wc.scenario)[1].items()
+                if k in ("arch", "lr", "mode")
+            },
         },
         seed=lambda wc: seed_of(wc.scenario),
         randomness=lambda wc: (
