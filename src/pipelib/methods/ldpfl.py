@@ -257,6 +257,13 @@ def parse_run(name: str):
     return m["mech"], "adaptive" if m["adaptive"] else (float(m["c"]), float(m["r"]))
 
 
+def client_noise_seed(seed: int, randomness: str, release: dict, t: int, cid: int) -> int:
+    """The torch seed of client ``cid``'s coins in round t: keyed by the run's wildcards, t and cid."""
+    from ..seeding import release_torch_seed
+
+    return release_torch_seed(seed, randomness, "ldpfl", {**release, "round": t, "client": cid})
+
+
 def run_row(
     *,
     release: dict,
@@ -283,13 +290,15 @@ def run_row(
     from ..io import write_json, write_table
     from ..privacy import NO_PRIVACY, registry, release_row, write_releases
     from ..schema import result_row
-    from ..seeding import release_key, release_torch_seed, torch_seed
+    from ..seeding import release_key, torch_seed
     from ..train.checkpoint import clear_checkpoint, fingerprint
     from ..train.models import build
     from ..train.supervised import save_model
     from .rounds import run_rounds, wall_seconds
 
-    scenario, key = release["scenario"], "/".join(str(release[k]) for k in ("scenario", "flmech", "frac", "rounds"))
+    scenario = release["scenario"]
+    # runs that differ only in their mechanism are paired: the same initial model, clients and batch orders
+    key = "/".join(str(release[k]) for k in ("scenario", "frac", "rounds"))
     spec, ranges = parse_run(release["flmech"])
     mechanism = registry.parse(spec) if spec else None
     if mechanism is not None and mechanism.locality != "weights":
@@ -310,7 +319,7 @@ def run_row(
     trainer = LocalSGD(model, settings["lr"], settings["local_epochs"], settings["batch"], settings["mode"])
 
     def noise_seed(t: int, cid: int) -> int:
-        return release_torch_seed(seed, randomness, "ldpfl", {**release, "round": t, "client": cid})
+        return client_noise_seed(seed, randomness, release, t, cid)
 
     proto = FedAvg(
         model,
@@ -331,7 +340,8 @@ def run_row(
         scenario, release["flmech"], len(clients), min(ns), max(ns), server.per_round, rounds,
         settings["arch"], len(x_test), dev,
     )  # fmt: skip
-    fp = fingerprint(key, settings, seed, randomness, str(assignment_path), train_seed)
+    same = {k: v for k, v in settings.items() if k not in ("threads", "group")}  # these change no number
+    fp = fingerprint(release, same, seed, randomness, str(assignment_path), train_seed)
     planned = rounds * server.per_round * settings["local_epochs"] * float(np.mean(ns))
     with loop.progress(planned, f"LDP-FL {release['flmech']}"):
         history = run_rounds(proto, checkpoint, fp)

@@ -390,7 +390,7 @@ def ldpfl_data(entries: list[dict], with_rounds: bool = False) -> pd.DataFrame:
                 .reindex(columns=P001_COLUMNS + ["fraction"])
             )
         data = pd.concat([data, *per_round], ignore_index=True)
-    return data.sort_values(["panel", "dataset", "run", "x"], kind="stable").reset_index(drop=True)
+    return data.sort_values(["panel", "dataset", "x", "run"], kind="stable").reset_index(drop=True)
 
 
 def _by_dataset(plt, data: pd.DataFrame, rows: int = 1):
