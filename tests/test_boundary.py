@@ -33,6 +33,19 @@ def dag():
         ),
         Job("pretrain", ["results/data/mnist/train.parquet"], ["results/pretrain/mnist/a.pt"], {"public": "mnist"}),
         Job("fedmd", ["results/pretrain/mnist/a.pt"], ["results/fedmd/f/softmax/np/result.json"], {"scenario": "f"}),
+        # a UMAP encoder fitted on a SimCLR encoder's features: public images and a public model only
+        Job(
+            "train_encoder",
+            ["results/partitions/s/public.parquet"],
+            ["results/represent/s/simclr/encoder.pt"],
+            {"scenario": "s", "encoder": "simclr"},
+        ),
+        Job(
+            "train_encoder",
+            ["results/partitions/s/public.parquet", "results/represent/s/simclr/encoder.pt"],
+            ["results/represent/s/umap/encoder.pt"],
+            {"scenario": "s", "encoder": "umap"},
+        ),
     ]
     for p in (0, 1):
         jobs += [
@@ -162,6 +175,8 @@ def test_a_dag_that_keeps_the_boundary_passes():
         ("distill_aggregate", "results/distill/s/rknn-hog-s4-k1/answers/party-0.npy", None, "a private file"),
         ("distill_student", "results/represent/s/hog/party-1.npy", None, "a private file"),
         ("embed_party", "results/partitions/s/party-1.parquet", "party-0", "another party's file"),
+        ("train_encoder", "results/represent/s/hog/party-1.npy", None, "a private file"),
+        ("train_encoder", "results/partitions/s/assignment.parquet", None, "private records"),
         ("compare", "results/fedmd/f/softmax/np/resume.pt", None, "never inputs"),
         ("distill_student", "results/logs/fedmd/f/softmax/np.log", None, "never inputs"),
         # LDP-DL: an owner's teacher reads only its shard; the server reads only sanitized answers; the

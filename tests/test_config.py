@@ -116,3 +116,22 @@ def test_ldpdl_queries_must_fit_the_public_pool(config):
 def test_ldpdl_mechanism_must_be_a_soft_label_sanitizer(config):
     msg = bad(config, lambda c: c["ldpdl"]["table"].update(mechanism="laplace"))
     assert "ldpdl.table.mechanism" in msg and "pm, duchi, laplacebox" in msg
+
+
+def test_an_encoder_input_must_exist_and_not_loop(config):
+    msg = bad(config, lambda c: c["rknn"]["encoders"]["umap_hog"].update(input="hogg"))
+    assert "rknn.encoders.umap_hog.input = 'hogg' is not an encoder" in msg and "hog_digits" in msg
+
+    def loop(c):
+        c["rknn"]["encoders"]["hog_digits"] = {**c["rknn"]["encoders"]["umap_hog"], "input": "umap_digits"}
+
+    assert "its inputs loop (hog_digits -> umap_digits -> hog_digits)" in bad(config, loop)
+
+
+def test_deskewing_needs_grayscale_images(config):
+    def colour(c):
+        row = next(r for r in c["rknn"]["table"] if r["encoder"] == "umap_digits")
+        c["rknn"]["table"].append({**row, "scenario": "rknn_cifar10"})
+
+    msg = bad(config, colour)
+    assert "deskews digits; scenario 'rknn_cifar10' has colour images (cifar10)" in msg

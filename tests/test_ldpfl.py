@@ -207,6 +207,18 @@ def test_fixed_ranges_clip_and_keep_every_average_on_the_grid():
     assert proto.server.c == dict.fromkeys(proto.server.params, 0.0)
 
 
+def test_adaptive_ranges_keep_every_average_on_the_grid_of_the_ranges_broadcast_before_the_round():
+    mech = registry.parse("twopoint-eps2.0")
+    torch.manual_seed(0)
+    c0, r0 = ldpfl.layer_ranges(start_weights(build("fedcnn-4-8-16", (1, 28, 28), 2)))  # round 1's ranges
+    proto, _ = run_fedavg(mech, "adaptive", rounds=1)
+    a = weights.magnitude(2.0)
+    for k, v in proto.server.params.items():  # means of 3 values c +- r a: c + (-3, -1, 1, 3) r a / 3
+        levels = torch.round((v - c0[k]) / (r0[k] * a) * 3)
+        assert torch.allclose(v, c0[k] + levels * r0[k] * a / 3, atol=1e-5)
+        assert set(levels.unique().tolist()) <= {-3, -1, 1, 3}
+
+
 # ------------------------------------------------------------------ the workflow on the tiny preset
 
 TINY_LDPFL = "results/tiny/ldpfl/ldpfl_mnist"

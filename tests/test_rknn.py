@@ -241,3 +241,105 @@ def test_simclr_trains_and_embeds():
     enc = represent.train_simclr(x, "cnn2-4-8-d0.1", 8, 1, 32, 1e-3, 0.5, torch.Generator().manual_seed(0))
     e = represent.embed(enc, x)
     assert e.shape == (64, 8) and np.allclose(np.linalg.norm(e, axis=1), 1, atol=1e-5)
+
+
+def _moments(img: np.ndarray):
+    """Centre of mass and the shear moment cov(x, y) / var(y) of a 2-D image."""
+    ys, xs = np.mgrid[: img.shape[0], : img.shape[1]]
+    m = img.sum()
+    my, mx = (ys * img).sum() / m, (xs * img).sum() / m
+    return my, mx, ((ys - my) * (xs - mx) * img).sum() / ((ys - my) ** 2 * img).sum()
+
+
+def test_deskew_straightens_and_centres_a_slanted_stroke_and_keeps_an_upright_centred_one():
+    img = np.zeros((28, 28), np.uint8)
+    for y in range(4, 24):  # a stroke slanted by 0.5 pixel per row
+        img[y, int(round(8 + 0.5 * (y - 4))) : int(round(8 + 0.5 * (y - 4))) + 3] = 255
+    upright = np.zeros((28, 28), np.uint8)
+    upright[5:24, 13:16] = 255  # centre of mass at the image centre (14, 14)
+    out = represent.deskew(np.stack([img, upright, np.zeros_like(img)])[..., None])[..., 0]
+    assert abs(_moments(img.astype(float))[2]) == pytest.approx(0.5, abs=0.02)
+    assert abs(_moments(out[0].astype(float))[2]) < 0.03  # the slant is gone
+    assert np.array_equal(out[1], upright)  # nothing to straighten or to move
+    assert _moments(out[0].astype(float))[:2] == pytest.approx((14, 14), abs=0.3)  # centred
+    assert not out[2].any()  # a blank image stays blank
+    with pytest.raises(ValueError, match="grayscale"):
+        represent.deskew(np.zeros((1, 32, 32, 3), np.uint8))
+
+
+def test_multiscale_hog_concatenates_equal_weight_scales():
+    imgs = np.random.default_rng(1).integers(0, 256, (3, 28, 28, 1), dtype=np.uint8)
+    f = represent.hog_features(imgs, cells=[4, 7])
+    one, two = represent.hog_features(imgs, cells=4), represent.hog_features(imgs, cells=7)
+    assert f.shape == (3, one.shape[1] + two.shape[1])
+    assert np.allclose(f, np.hstack([one, two]) / math.sqrt(2), atol=1e-6)
+    assert np.array_equal(represent.hog_features(imgs, cells=[4]), one)
+
+
+def test_cluster_purity_against_hand_counts():
+    clusters = np.array([0, 0, 0, 1, 1, 5, 5, 5, 5])
+    labels = np.array([2, 2, 1, 0, 1, 3, 3, 3, 0])
+    assert rknn.cluster_purity(clusters, labels) == pytest.approx((2 + 1 + 3) / 9)
+    assert rknn.cluster_purity(np.arange(4), np.array([0, 1, 2, 3])) == 1.0
+    assert rknn.cluster_purity(np.zeros(4, int), np.array([0, 1, 1, 1])) == 0.75
+
+
+def test_membership_weights_match_umap_learn():
+    from umap.umap_ import smooth_knn_dist
+
+    d = np.sort(np.random.default_rng(2).uniform(0.5, 3.0, (50, 15)), axis=1)
+    sigmas, rhos = smooth_knn_dist(d.astype(np.float32), 15.0, local_connectivity=1.0)
+    theirs = np.exp(-np.maximum(d - rhos[:, None], 0) / sigmas[:, None])
+    assert np.allclose(theirs[:, 1:].sum(1), math.log2(15), rtol=1e-3)  # umap-learn's own target
+    ours = represent.membership_weights(d**2)  # squared distances, as faiss returns them
+    assert np.allclose(ours, theirs / theirs.sum(1, keepdims=True), atol=1e-4)
+    same = represent.membership_weights(np.ones((2, 5)))
+    assert np.allclose(same, 0.2)  # equidistant neighbours weigh the same
+
+
+def _blobs(n, seed):
+    g = np.random.default_rng(seed)
+    centers = np.eye(3, 20) * 6
+    y = np.arange(n) % 3
+    return (centers[y] + g.normal(size=(n, 20))).astype(np.float32), y
+
+
+@pytest.fixture(scope="module")
+def fitted_umap(tmp_path_factory):
+    x, y = _blobs(240, 0)
+    settings = {"n_components": 2, "n_neighbors": 10, "min_dist": 0.0}
+    reducer = represent.fit_umap(x, settings, 7)
+    path = tmp_path_factory.mktemp("umap") / "encoder.pt"
+    represent.save_umap(reducer, x, settings, path)
+    from pipelib.io import load_torch
+
+    return load_torch(path), x, y, reducer
+
+
+def test_umap_encoder_is_deterministic_and_returns_the_fitted_public_coordinates(fitted_umap):
+    state, x, _, reducer = fitted_umap
+    assert np.array_equal(represent.umap_embed(state, x), reducer.embedding_)
+    again = represent.fit_umap(x, {"n_components": 2, "n_neighbors": 10, "min_dist": 0.0}, 7)
+    assert np.array_equal(again.embedding_, reducer.embedding_)
+
+
+@pytest.mark.parametrize("transform", ["neighbours", "umap"])
+def test_umap_transform_places_new_records_in_their_blob(fitted_umap, transform):
+    state, x, y, _ = fitted_umap
+    new, y_new = _blobs(60, 1)
+    out = represent.umap_embed({**state, "transform": transform}, new)
+    centers = np.stack([state["embedding"][y == c].mean(0) for c in range(3)])
+    nearest = ((out[:, None] - centers[None]) ** 2).sum(-1).argmin(1)
+    assert out.shape == (60, 2) and (nearest == y_new).mean() == 1.0
+    assert represent.umap_embed(state, new[:0]).shape == (0, 2)
+
+
+def test_umap_chain_embeds_through_its_base_encoder(tmp_path):
+    imgs = np.random.default_rng(3).integers(0, 256, (40, 28, 28, 1), dtype=np.uint8)
+    base = {"kind": "hog", "cells": [4, 7], "deskew": True}
+    settings = {"kind": "umap", "input": "h", "n_components": 3, "n_neighbors": 5, "min_dist": 0.0, "base": base}
+    features = represent.embed_images(imgs, base, [], "cpu")
+    represent.save_umap(represent.fit_umap(features, settings, 0), features, settings, tmp_path / "u.pt")
+    public = represent.embed_images(imgs, settings, [tmp_path / "u.pt"], "cpu")
+    party = represent.embed_images(imgs[:5][:, ::-1].copy(), settings, [tmp_path / "u.pt"], "cpu")
+    assert public.shape == (40, 3) and party.shape == (5, 3) and np.isfinite(party).all()

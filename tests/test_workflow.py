@@ -278,6 +278,11 @@ def test_table_rknn(tiny):
     assert np.isnan(t.loc[t.scenario == "femnist_iid", "label_accuracy"]).all()  # public labels of another space
     assert (t.loc[t.mechanism != "none", "delta"] == 0).all()
     assert (t.loc[t.mechanism == "none", "epsilon"] == np.inf).all()
+    # one label per cluster: no labelling beats the clusters' purity (evaluation-only column)
+    assert mnist["cluster_purity"].between(0.3, 1).all()
+    assert (t["label_accuracy"] <= t["cluster_purity"] + 1e-12).sum() == t["label_accuracy"].notna().sum()
+    umap = t[t.encoder == "umap_digits"]  # UMAP of deskewed two-scale HOG, fitted on the public pool
+    assert len(umap) == 1 and umap["cluster_purity"].iloc[0] > 0.8
     noisy = pq.read_table(
         tiny / "results/tiny/distill/rknn_mnist/rknn-hog-s20-k1/laplace-eps1.0/labels.parquet"
     ).to_pandas()

@@ -224,6 +224,8 @@ def _cross_check(config: dict) -> list[str]:
         if scenario in config["scenarios"] and scenario not in running:
             problems.append(f"config key {key} needs scenario {scenario!r}, which run.scenarios leaves out")
     problems += _cross_check_papers(config) + _cross_check_ldpdl(config) + _cross_check_ldpfl(config)
+    _encoder_problems = _cross_check_encoders(config["rknn"]["encoders"])
+    problems += _encoder_problems
     tasks = config["tasks"]
     for name, sc in config["scenarios"].items():
         key = f"scenarios.{name}"
@@ -258,6 +260,13 @@ def _cross_check(config: dict) -> list[str]:
             )
         if row["k"] > row["s"]:
             problems.append(f"config key {key}: k={row['k']} nearest queries of s={row['s']} queries is impossible")
+        sc, encoders = config["scenarios"].get(row["scenario"]), config["rknn"]["encoders"]
+        if sc and sc["public"].startswith("cifar") and row["encoder"] in encoders and not _encoder_problems:
+            if any(encoders[e].get("deskew") for e in encoder_chain(encoders, row["encoder"])):
+                problems.append(
+                    f"config key {key}: encoder {row['encoder']!r} deskews digits; scenario {row['scenario']!r} "
+                    f"has colour images ({sc['public']})"
+                )
     for label, spec in config["table2"].items():
         key = f"table2.{label}"
         if spec["scenario"] not in config["scenarios"]:
@@ -274,6 +283,43 @@ def _cross_check(config: dict) -> list[str]:
                 f"softmax or argmax (it is logits)"
             )
     return problems
+
+
+def _cross_check_encoders(encoders: dict) -> list[str]:
+    """A UMAP encoder's input names another defined encoder, and no chain of inputs loops."""
+    problems = []
+    for name in encoders:
+        seen = [name]
+        while "input" in encoders.get(seen[-1], {}):
+            nxt = encoders[seen[-1]]["input"]
+            if nxt not in encoders:
+                problems.append(
+                    f"config key rknn.encoders.{seen[-1]}.input = {nxt!r} is not an encoder; "
+                    f"encoders: {', '.join(encoders)}"
+                )
+                break
+            if nxt in seen:
+                problems.append(f"config key rknn.encoders.{name}: its inputs loop ({' -> '.join(seen + [nxt])})")
+                break
+            seen.append(nxt)
+    return sorted(set(problems))
+
+
+def encoder_chain(encoders: dict, name: str) -> list[str]:
+    """The encoders that ``name`` is built on, base first, ending with ``name`` (a validated config)."""
+    chain = [name]
+    while "input" in encoders[chain[0]]:
+        chain.insert(0, encoders[chain[0]]["input"])
+    return chain
+
+
+def encoder_settings(encoders: dict, name: str) -> dict:
+    """An encoder's settings with its input's settings nested under ``base`` (recursively): all that
+    determines its embeddings, so a change anywhere in the chain re-runs it."""
+    enc = dict(encoders[name])
+    if "input" in enc:
+        enc["base"] = encoder_settings(encoders, enc["input"])
+    return enc
 
 
 def selected(config: dict, section: str) -> dict:

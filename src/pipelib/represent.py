@@ -1,49 +1,91 @@
-"""Representations for reverse k-NN labeling (paper 003): HOG, and a SimCLR-style contrastive encoder
-trained on the public images only.  Embeddings are L2-normalised float32 rows.
+"""Representations for reverse k-NN labeling (paper 003): HOG (optionally of deskewed digits, at
+several cell sizes), a SimCLR-style contrastive encoder, and a UMAP manifold embedding of another
+encoder's features (as N2D does), each fitted on the public images only.  HOG and SimCLR embeddings
+are L2-normalised float32 rows; UMAP's are coordinates in its low-dimensional space.
 
-The encoder never sees a private label; private images only pass through it to be embedded,
-in each party's own job.
+An encoder never sees a private label; private images only pass through it to be embedded, in each
+party's own job.  Every encoder is a chain: ``settings["base"]`` (a UMAP encoder's input) is embedded
+first, with the model files listed before the encoder's own.
 """
 
 from __future__ import annotations
 
+import logging
 import math
+import time
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .io import save_npy
+from .io import atomic_path, save_npy
 from .train import loop
 from .train.models import build
 from .vocab import ENCODER_KINDS
 
 ENCODERS = ENCODER_KINDS
+log = logging.getLogger(__name__)
 
 
 def l2_normalize(x: np.ndarray) -> np.ndarray:
     return (x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)).astype(np.float32)
 
 
-def hog_features(images: np.ndarray, orientations: int = 9, cells: int = 4, block: int = 2) -> np.ndarray:
+def deskew(images: np.ndarray) -> np.ndarray:
+    """Straighten slanted strokes of (N, H, W, 1) uint8 grayscale images: the shear about the centre of
+    mass that makes cov(x, y) zero, which also moves the centre of mass to the image centre (the
+    classic MNIST deskewing).  Blank images are returned unchanged."""
+    from scipy import ndimage
+
+    if images.shape[-1] != 1:
+        raise ValueError(f"deskew needs grayscale images; got {images.shape[-1]} channels")
+    h, w = images.shape[1:3]
+    ys, xs = np.mgrid[:h, :w].astype(np.float64)
+    out = np.empty_like(images)
+    for i, img in enumerate(images[..., 0].astype(np.float64)):
+        total = img.sum()
+        if total <= 0:
+            out[i, ..., 0] = images[i, ..., 0]
+            continue
+        my, mx = (ys * img).sum() / total, (xs * img).sum() / total
+        var_y = ((ys - my) ** 2 * img).sum() / total
+        alpha = ((ys - my) * (xs - mx) * img).sum() / total / var_y if var_y > 0 else 0.0
+        shear = np.array([[1.0, 0.0], [alpha, 1.0]])  # output (y, x) reads input (y, x + alpha (y - c))
+        offset = np.array([my, mx]) - shear @ np.array([h / 2, w / 2])
+        out[i, ..., 0] = ndimage.affine_transform(img, shear, offset=offset, order=1).clip(0, 255).round()
+    return out
+
+
+def hog_features(
+    images: np.ndarray, orientations: int = 9, cells: int | list[int] = 4, block: int = 2, deskewed: bool = False
+) -> np.ndarray:
     """Histogram of oriented gradients (scikit-image) of (N, H, W, C) uint8 images, L2-normalised.
 
-    The image is cut into ``cells`` x ``cells`` cells (7x7-pixel cells for 28x28 MNIST, 8x8 for 32x32).
+    The image is cut into ``cells`` x ``cells`` cells (7x7-pixel cells for 28x28 MNIST, 8x8 for 32x32);
+    a list of cell counts concatenates one HOG per scale, each of equal weight.  ``deskewed`` first
+    straightens grayscale digits (:func:`deskew`).
     """
     from skimage.feature import hog
 
+    if deskewed:
+        images = deskew(images)
     h, w, c = images.shape[1:]
-    args = {
-        "orientations": orientations,
-        "pixels_per_cell": (h // cells, w // cells),
-        "cells_per_block": (block, block),
-        "feature_vector": True,
-    }
-    if c > 1:
-        args["channel_axis"] = -1
-    rows = [hog(img if c > 1 else img[..., 0], **args) for img in images]
-    return l2_normalize(np.stack(rows)) if rows else np.zeros((0, 0), np.float32)
+    scales = []
+    for n in [cells] if isinstance(cells, int) else cells:
+        args = {
+            "orientations": orientations,
+            "pixels_per_cell": (h // n, w // n),
+            "cells_per_block": (min(block, n), min(block, n)),
+            "feature_vector": True,
+        }
+        if c > 1:
+            args["channel_axis"] = -1
+        rows = [hog(img if c > 1 else img[..., 0], **args) for img in images]
+        if not rows:
+            return np.zeros((0, 0), np.float32)
+        scales.append(l2_normalize(np.stack(rows)))
+    return scales[0] if len(scales) == 1 else l2_normalize(np.concatenate(scales, axis=1))
 
 
 # ------------------------------------------------------------------------------------------- SimCLR
@@ -186,6 +228,87 @@ def load_encoder(path) -> Encoder:
     return encoder
 
 
+def fit_umap(features: np.ndarray, settings: dict, seed: int):
+    """A UMAP reducer (umap-learn) fitted on public features; seeded, hence single-threaded and
+    deterministic.  ``reducer.embedding_`` holds the public rows' coordinates."""
+    import umap
+
+    reducer = umap.UMAP(
+        n_components=settings["n_components"],
+        n_neighbors=settings["n_neighbors"],
+        min_dist=settings["min_dist"],
+        metric=settings.get("metric", "euclidean"),
+        random_state=seed,
+        n_jobs=1,
+        transform_seed=seed,
+    )
+    reducer.fit(features)
+    return reducer
+
+
+def save_umap(reducer, features: np.ndarray, settings: dict, path) -> None:
+    """Write a fitted UMAP encoder: the reducer, the public features it was fit on and their coordinates."""
+    import pickle
+
+    state = {
+        "kind": "umap",
+        "reducer": pickle.dumps(reducer),
+        "features": np.ascontiguousarray(features, dtype=np.float32),
+        "embedding": reducer.embedding_.astype(np.float32),
+        "n_neighbors": settings["n_neighbors"],
+        "transform": settings.get("transform", "neighbours"),
+    }
+    with atomic_path(path) as tmp:
+        torch.save(state, tmp)
+
+
+def membership_weights(distances: np.ndarray, iterations: int = 64) -> np.ndarray:
+    """UMAP's fuzzy membership of each row's k nearest neighbours (its ``smooth_knn_dist``), from
+    squared distances: w_j = exp(-(d_j - rho) / sigma), rho the nearest distance and sigma solved by
+    bisection so that the k - 1 farther neighbours' weights sum to log2(k); rows normalised to sum 1."""
+    d = np.sqrt(np.maximum(distances, 0.0)).astype(np.float64)
+    excess = d - d[:, :1]
+    target = np.log2(d.shape[1])
+    lo, hi = np.zeros(len(d)), np.full(len(d), np.inf)
+    sigma = np.ones(len(d))
+    for _ in range(iterations):
+        total = np.exp(-excess[:, 1:] / sigma[:, None]).sum(1)
+        wide = total > target  # too wide a kernel: shrink sigma
+        hi = np.where(wide, sigma, hi)
+        lo = np.where(wide, lo, sigma)
+        sigma = np.where(np.isinf(hi), sigma * 2, (lo + hi) / 2)
+    w = np.exp(-excess / np.maximum(sigma, 1e-12)[:, None])
+    return w / w.sum(1, keepdims=True)
+
+
+def neighbour_transform(state: dict, features: np.ndarray) -> np.ndarray:
+    """New rows placed at the membership-weighted mean of their n_neighbors nearest public rows'
+    coordinates (exact search with faiss): umap-learn's own initialisation of ``transform``, without its
+    further optimisation epochs, at a fraction of the cost."""
+    import faiss
+
+    index = faiss.IndexFlatL2(state["features"].shape[1])
+    index.add(state["features"])
+    distances, nn = index.search(np.ascontiguousarray(features, dtype=np.float32), state["n_neighbors"])
+    w = membership_weights(distances)
+    return (w[..., None] * state["embedding"][nn]).sum(1).astype(np.float32)
+
+
+def umap_embed(state: dict, features: np.ndarray) -> np.ndarray:
+    """Coordinates of ``features``: the fitted ones when they are exactly the public features the
+    reducer was fit on (the public pool), else the out-of-sample transform ``state["transform"]``
+    (``neighbours``: :func:`neighbour_transform`; ``umap``: umap-learn's ``transform``)."""
+    import pickle
+
+    if len(features) == 0:
+        return np.zeros((0, state["embedding"].shape[1]), np.float32)
+    if features.shape == state["features"].shape and np.array_equal(features, state["features"]):
+        return state["embedding"]
+    if state["transform"] == "neighbours":
+        return neighbour_transform(state, features)
+    return pickle.loads(state["reducer"]).transform(features).astype(np.float32)
+
+
 def train_encoder(
     *,
     name: str,
@@ -195,15 +318,27 @@ def train_encoder(
     device: str,
     threads: int,
     out_model,
+    base_models=(),
     checkpoint=None,
 ) -> None:
-    """Fit the encoder ``name`` (SimCLR) on the scenario's public images only (no labels)."""
+    """Fit the encoder ``name`` (SimCLR, or UMAP on its base encoder's features) on the scenario's
+    public images only (no labels)."""
 
     from .data.loaders import load_public
+    from .io import read_images
     from .seeding import rng, torch_seed
     from .train.checkpoint import clear_checkpoint, fingerprint
 
     loop.set_threads(threads)
+    if settings["kind"] == "umap":
+        _, images, _ = read_images(public_path)
+        features = embed_images(images, settings["base"], base_models, device)
+        t0 = time.perf_counter()
+        reducer = fit_umap(features, settings, int(rng(seed, "umap", name).integers(2**31 - 1)))
+        took = time.perf_counter() - t0
+        log.info("UMAP: %d x %d -> %d dims in %.1f s", *features.shape, settings["n_components"], took)
+        save_umap(reducer, features, settings, out_model)
+        return
     dev = loop.pick_device(device)
     x, _ = load_public(public_path, dev)
     limit = settings.get("max_images", 0)
@@ -228,27 +363,36 @@ def train_encoder(
     clear_checkpoint(checkpoint)
 
 
-def embed_images(images_u8: np.ndarray, settings: dict, model_path, device: str) -> np.ndarray:
-    """Embeddings of uint8 images with the encoder ``settings`` describes (HOG needs no model)."""
-    if settings["kind"] == "hog":
-        return hog_features(images_u8, settings.get("orientations", 9), settings.get("cells", 4))
+def embed_images(images_u8: np.ndarray, settings: dict, model_paths, device: str) -> np.ndarray:
+    """Embeddings of uint8 images with the encoder ``settings`` describes; ``model_paths`` lists the
+    chain's fitted models, base first (HOG has none)."""
+    from .io import load_torch
+
+    kind, model_paths = settings["kind"], list(model_paths)
+    if kind == "hog":
+        return hog_features(
+            images_u8, settings.get("orientations", 9), settings.get("cells", 4), deskewed=settings.get("deskew", False)
+        )
+    if kind == "umap":
+        features = embed_images(images_u8, settings["base"], model_paths[:-1], device)
+        return umap_embed(load_torch(model_paths[-1]), features)
     dev = loop.pick_device(device)
-    return embed(loop.prepare(load_encoder(model_path), dev), loop.to_device(images_u8, dev))
+    return embed(loop.prepare(load_encoder(model_paths[-1]), dev), loop.to_device(images_u8, dev))
 
 
-def embed_public(*, settings: dict, public_path, model_path, device: str, threads: int, out_npy) -> None:
+def embed_public(*, settings: dict, public_path, model_paths, device: str, threads: int, out_npy) -> None:
     """Embed the public pool (row i of the output = row i of the partition's public index)."""
     from .io import read_images
 
     loop.set_threads(threads)
     _, images, _ = read_images(public_path)
-    save_npy(embed_images(images, settings, model_path, device), out_npy)
+    save_npy(embed_images(images, settings, model_paths, device), out_npy)
 
 
-def embed_party(*, settings: dict, party_path, model_path, device: str, threads: int, out_npy) -> None:
+def embed_party(*, settings: dict, party_path, model_paths, device: str, threads: int, out_npy) -> None:
     """A party embeds its own images (row i = row i of its partition table)."""
     from .io import read_images
 
     loop.set_threads(threads)
     _, images, _ = read_images(party_path)
-    save_npy(embed_images(images, settings, model_path, device), out_npy)
+    save_npy(embed_images(images, settings, model_paths, device), out_npy)

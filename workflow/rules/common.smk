@@ -8,7 +8,15 @@ from snakemake.exceptions import WorkflowError
 
 from pipelib import vocab
 from pipelib.boundary import rule_roles
-from pipelib.config import ConfigError, party_variant, scenarios, selected, validate
+from pipelib.config import (
+    ConfigError,
+    encoder_chain,
+    party_variant,
+    scenarios,
+    selected,
+    validate,
+)
+from pipelib.config import encoder_settings as resolved_encoder
 from pipelib.data import ingest as raw
 from pipelib.provenance import code_digest
 from pipelib.train.models import ARCH_PATTERN
@@ -398,11 +406,30 @@ def represent_dir(scenario, encoder):
     return res(f"represent/{scenario}/{encoder}")
 
 
+def encoder_models(scenario, encoder):
+    """The fitted models an encoder's embeddings need: its chain's (a UMAP encoder's input first, then
+    its own); HOG has none."""
+    chain = encoder_chain(RKNN["encoders"], encoder)
+    return [
+        f"{represent_dir(scenario, e)}/encoder.pt"
+        for e in chain
+        if RKNN["encoders"][e]["kind"] != "hog"
+    ]
+
+
 def encoder_model(wildcards):
-    """The fitted encoder a stage needs ([] for HOG, which has no parameters)."""
-    if RKNN["encoders"][wildcards.encoder]["kind"] == "hog":
-        return []
-    return [f"{represent_dir(wildcards.scenario, wildcards.encoder)}/encoder.pt"]
+    """The fitted models embedding with ``wildcards.encoder`` reads."""
+    return encoder_models(wildcards.scenario, wildcards.encoder)
+
+
+def encoder_base_models(wildcards):
+    """The fitted models of the encoder's input (a UMAP encoder reduces its input's embeddings)."""
+    enc = RKNN["encoders"][wildcards.encoder]
+    return encoder_models(wildcards.scenario, enc["input"]) if "input" in enc else []
+
+
+def encoder_settings(wildcards):
+    return resolved_encoder(RKNN["encoders"], wildcards.encoder)
 
 
 # -------------------------------------------------------------------------- the distillation stage

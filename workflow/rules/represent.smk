@@ -1,10 +1,12 @@
-# Representations for reverse k-NN labeling (paper 003): encoders fitted on public images only, public
+# Representations for reverse k-NN labeling (paper 003): encoders fitted on public images only (a UMAP
+# encoder also reads its input encoder's model, itself fitted on public images only), public
 # embeddings and k-means queries (public), and each party's embedding of its own records (its job).
 
 
 rule train_encoder:
     input:
         unpack(public_inputs),
+        base=encoder_base_models,
     output:
         res("represent/{scenario}/{encoder}/encoder.pt"),
     log:
@@ -20,7 +22,7 @@ rule train_encoder:
         gpu=RKNN_GPUS,
     params:
         code=code("train_encoder.py"),
-        settings=lambda wc: RKNN["encoders"][wc.encoder],
+        settings=encoder_settings,
         seed=lambda wc: seed_of(wc.scenario),
         device=RKNN["device"],
         checkpoint=lambda wc: f"{represent_dir(wc.scenario, wc.encoder)}/encoder.resume.pt",
@@ -46,7 +48,7 @@ rule embed_public:
         runtime=60,
     params:
         code=code("embed_public.py"),
-        settings=lambda wc: RKNN["encoders"][wc.encoder],
+        settings=encoder_settings,
         device=RKNN["device"],
     script:
         "../scripts/embed_public.py"
@@ -71,7 +73,7 @@ rule embed_party:
         runtime=60,
     params:
         code=code("embed_party.py"),
-        settings=lambda wc: RKNN["encoders"][wc.encoder],
+        settings=encoder_settings,
         device=RKNN["device"],
     script:
         "../scripts/embed_party.py"

@@ -9,7 +9,7 @@ p, i = snakemake.params, snakemake.input
 embed_party(
     settings=p.settings,
     party_path=i.party,
-    model_path=(i.model or [None])[0],
+    model_paths=list(i.model),
     device=p.device,
     threads=snakemake.threads,
     out_npy=snakemake.output[0],

@@ -9,7 +9,7 @@ p, i = snakemake.params, snakemake.input
 embed_public(
     settings=p.settings,
     public_path=i.public,
-    model_path=(i.model or [None])[0],
+    model_paths=list(i.model),
     device=p.device,
     threads=snakemake.threads,
     out_npy=snakemake.output[0],

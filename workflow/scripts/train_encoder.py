@@ -1,4 +1,5 @@
-"""Rule train_encoder: fit an encoder on the scenario's public images only (no labels)."""
+"""Rule train_encoder: fit an encoder on the scenario's public images only (no labels); a UMAP encoder
+also reads its base encoder's fitted model (itself fitted on public images only)."""
 
 from pipelib.logs import to_log
 
@@ -14,5 +15,6 @@ train_encoder(
     device=p.device,
     threads=snakemake.threads,
     out_model=snakemake.output[0],
+    base_models=list(i.base),
     checkpoint=p.checkpoint,
 )

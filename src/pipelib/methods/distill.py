@@ -22,7 +22,7 @@ import torch
 from ..io import load_npy, read_json, read_table, save_npy, write_json, write_table
 from ..privacy import Guarantee, delta_vacuous, read_releases, registry, release_row, write_releases
 from ..seeding import release_key, release_rng
-from .rknn import RknnTeacher
+from .rknn import RknnTeacher, cluster_purity
 
 log = logging.getLogger(__name__)
 
@@ -206,10 +206,12 @@ def student(
     x_pub, pub_meta = load_public(public_path, dev)
     x_test, y_test, meta = load_labelled(test_path, dev)
     y_pub = torch.as_tensor(labels["label"].to_numpy().astype(np.int64), device=dev)
-    acc_pl = None
+    acc_pl = purity = None
     if label_accuracy:  # evaluation only: the public set's true labels, in the same label space
         truth = read_table(public_path, columns=["label"]).column("label").to_numpy()
         acc_pl = float((labels["label"].to_numpy() == truth).mean())
+        if "cluster" in labels:  # one label per cluster: label accuracy is at most the clusters' purity
+            purity = cluster_purity(labels["cluster"].to_numpy(), truth.astype(np.int64))
     gen = loop.seed_everything(torch_seed(seed, "student"))
     model = loop.prepare(build(settings["arch"], x_pub.shape[1:], len(meta["task_classes"])), dev)
     train = TrainSettings.from_config(settings)
@@ -238,6 +240,7 @@ def student(
         delta_vacuous=delta_vacuous(guarantee.delta, summary["records"]),
         accuracy=loop.accuracy(model, x_test, y_test),
         label_accuracy=acc_pl,
+        cluster_purity=purity,
         n=summary["records"],
         randomness=summary["randomness"],
         parties=None,

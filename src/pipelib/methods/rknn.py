@@ -80,6 +80,17 @@ def item_sets(neighbours: np.ndarray, labels: np.ndarray, n_classes: int) -> np.
     return neighbours * n_classes + labels[:, None]
 
 
+def cluster_purity(clusters: np.ndarray, labels: np.ndarray) -> float:
+    """The fraction of samples whose label is their cluster's majority label: the highest label
+    accuracy any labelling that gives each cluster one label can reach (evaluation only)."""
+    if len(labels) == 0:
+        return float("nan")
+    _, cluster_ids = np.unique(clusters, return_inverse=True)
+    counts = np.zeros((cluster_ids.max() + 1, int(labels.max()) + 1), np.int64)
+    np.add.at(counts, (cluster_ids, labels), 1)
+    return float(counts.max(1).sum() / len(labels))
+
+
 def cluster(public_npy, s: int, seed: int, niter: int, out_centers, out_assign) -> None:
     """Stage entry: queries = k-means centers of the public embeddings; every public row keeps its cluster id."""
     x = load_npy(public_npy)

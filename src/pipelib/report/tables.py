@@ -230,6 +230,7 @@ TABLE_RKNN_COLUMNS = [
     "epsilon_at_delta_ref",
     "delta_ref",
     "adjacency",
+    "cluster_purity",
     "label_accuracy",
     "accuracy",
     "paper_accuracy",
