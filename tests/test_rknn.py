@@ -297,9 +297,9 @@ def test_membership_weights_match_umap_learn():
     assert np.allclose(same, 0.2)  # equidistant neighbours weigh the same
 
 
-def _blobs(n, seed):
+def _blobs(n, seed, spread=6.0):
     g = np.random.default_rng(seed)
-    centers = np.eye(3, 20) * 6
+    centers = np.eye(3, 20) * spread
     y = np.arange(n) % 3
     return (centers[y] + g.normal(size=(n, 20))).astype(np.float32), y
 
@@ -343,3 +343,52 @@ def test_umap_chain_embeds_through_its_base_encoder(tmp_path):
     public = represent.embed_images(imgs, settings, [tmp_path / "u.pt"], "cpu")
     party = represent.embed_images(imgs[:5][:, ::-1].copy(), settings, [tmp_path / "u.pt"], "cpu")
     assert public.shape == (40, 3) and party.shape == (5, 3) and np.isfinite(party).all()
+
+
+def test_scan_loss_closed_forms():
+    c, w = 4, 5.0
+    uniform = torch.zeros(6, c)  # p = 1/C everywhere: consistency log C, negative entropy -log C
+    assert represent.scan_loss(uniform, w).item() == pytest.approx(math.log(c) - w * math.log(c), rel=1e-5)
+    one_hot = torch.eye(c).repeat(2, 1) * 50  # each anchor's neighbour in its own cluster, clusters balanced
+    assert represent.scan_loss(one_hot, w).item() == pytest.approx(-w * math.log(c), abs=1e-4)
+    crossed = torch.cat([torch.eye(c), torch.eye(c).roll(1, 0)]) * 50  # neighbours disagree
+    assert represent.scan_loss(crossed, w) > represent.scan_loss(one_hot, w) + 10
+
+
+def test_mined_neighbours_exclude_the_row_itself():
+    x, _ = _blobs(60, 4)
+    nn_ = represent.mine_neighbours(x, 5)
+    assert nn_.shape == (60, 5) and not (nn_ == np.arange(60)[:, None]).any()
+
+
+def test_scan_head_clusters_separated_blobs_and_is_deterministic(tmp_path):
+    x, y = _blobs(240, 5, spread=12.0)
+    settings = {"clusters": 3, "neighbours": 5, "hidden": 32, "dropout": 0.1, "epochs": 30, "selflabel_epochs": 2}
+    settings |= {"threshold": 0.9, "entropy_weight": 5.0, "batch": 64, "lr": 0.01}
+    from pipelib.train import loop
+
+    head = represent.train_scan(x, settings, loop.seed_everything(3))
+    p = represent.scan_embed(head, x)
+    assert p.shape == (240, 3) and np.allclose(p.sum(1), 1, atol=1e-5)
+    assert rknn.cluster_purity(p.argmax(1), y) == 1.0
+    again = represent.scan_embed(represent.train_scan(x, settings, loop.seed_everything(3)), x)
+    assert np.array_equal(p, again)
+    from pipelib.train.supervised import save_state
+
+    save_state(tmp_path / "scan.pt", {"kind": "scan", **head.spec}, head)
+    assert np.array_equal(represent.scan_embed(represent.load_scan(tmp_path / "scan.pt"), x), p)
+
+
+def test_scan_chain_embeds_through_its_base_encoder(tmp_path):
+    from pipelib.train import loop
+    from pipelib.train.supervised import save_state
+
+    imgs = np.random.default_rng(6).integers(0, 256, (40, 28, 28, 1), dtype=np.uint8)
+    base = {"kind": "hog", "cells": 4}
+    settings = {"kind": "scan", "input": "hog", "clusters": 4, "neighbours": 3, "hidden": 8, "dropout": 0.1}
+    settings |= {"epochs": 2, "selflabel_epochs": 1, "threshold": 0.5, "entropy_weight": 2.0, "batch": 16, "lr": 0.01}
+    settings["base"] = base
+    head = represent.train_scan(represent.embed_images(imgs, base, [], "cpu"), settings, loop.seed_everything(0))
+    save_state(tmp_path / "scan.pt", {"kind": "scan", **head.spec}, head)
+    party = represent.embed_images(imgs[:5], settings, [tmp_path / "scan.pt"], "cpu")
+    assert party.shape == (5, 4) and np.allclose(party.sum(1), 1, atol=1e-5)

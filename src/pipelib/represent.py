@@ -1,7 +1,8 @@
 """Representations for reverse k-NN labeling (paper 003): HOG (optionally of deskewed digits, at
-several cell sizes), a SimCLR-style contrastive encoder, and a UMAP manifold embedding of another
-encoder's features (as N2D does), each fitted on the public images only.  HOG and SimCLR embeddings
-are L2-normalised float32 rows; UMAP's are coordinates in its low-dimensional space.
+several cell sizes), a SimCLR-style contrastive encoder, a UMAP manifold embedding of another
+encoder's features (as N2D does) and a SCAN clustering head on another encoder's features, each fitted
+on the public images only.  HOG and SimCLR embeddings are L2-normalised float32 rows; UMAP's are
+coordinates in its low-dimensional space; SCAN's are cluster probabilities.
 
 An encoder never sees a private label; private images only pass through it to be embedded, in each
 party's own job.  Every encoder is a chain: ``settings["base"]`` (a UMAP encoder's input) is embedded
@@ -210,6 +211,119 @@ def embed(encoder: Encoder, x_u8: torch.Tensor, batch: int = 1024) -> np.ndarray
     return l2_normalize(np.concatenate(parts)) if parts else np.zeros((0, encoder.dim), np.float32)
 
 
+# ---------------------------------------------------------------------------------------------- SCAN
+
+
+class ScanHead(nn.Module):
+    """SCAN's clustering head on fixed features: dropout (the features' augmentation), an MLP, and
+    ``clusters`` logits."""
+
+    def __init__(self, dim: int, clusters: int, hidden: int, dropout: float):
+        super().__init__()
+        self.mlp = nn.Sequential(
+            nn.Dropout(dropout), nn.Linear(dim, hidden), nn.ReLU(inplace=True), nn.Linear(hidden, clusters)
+        )
+        self.spec = {"dim": dim, "clusters": clusters, "hidden": hidden, "dropout": dropout}
+
+    def forward(self, features):
+        return self.mlp(features)
+
+
+class _Rows(nn.Module):
+    """Train a head on row ids: ``forward(ids)`` is the head's logits of those rows (two independent
+    dropout draws of a row and of a random one of its mined neighbours, stacked, when ``neighbours``)."""
+
+    def __init__(self, head: ScanHead, features: torch.Tensor, neighbours: torch.Tensor | None = None):
+        super().__init__()
+        self.head, self.features, self.neighbours = head, features, neighbours
+
+    def forward(self, ids):
+        if self.neighbours is None:
+            return self.head(self.features[ids])
+        pick = torch.randint(self.neighbours.shape[1], (len(ids),), device=ids.device)
+        return torch.cat([self.head(self.features[ids]), self.head(self.features[self.neighbours[ids, pick]])])
+
+
+def scan_loss(logits: torch.Tensor, entropy_weight: float) -> torch.Tensor:
+    """SCAN's loss (Van Gansbeke et al. 2020, Eq. 2): -log <p(anchor), p(neighbour)> averaged, plus
+    ``entropy_weight`` x the negative entropy of the mean assignment (which keeps clusters apart)."""
+    n = len(logits) // 2
+    p = F.softmax(logits, dim=1)
+    consistency = -torch.log((p[:n] * p[n:]).sum(1).clamp_min(1e-8)).mean()
+    mean = p[:n].mean(0)
+    return consistency + entropy_weight * (mean * torch.log(mean.clamp_min(1e-8))).sum()
+
+
+def mine_neighbours(features: np.ndarray, k: int) -> np.ndarray:
+    """Each row's k nearest other rows by cosine similarity (exact, faiss)."""
+    import faiss
+
+    x = l2_normalize(np.ascontiguousarray(features, dtype=np.float32))
+    index = faiss.IndexFlatIP(x.shape[1])
+    index.add(x)
+    _, nn_ = index.search(x, min(k + 1, len(x)))
+    return nn_[:, 1:]
+
+
+def train_scan(features: np.ndarray, settings: dict, gen: torch.Generator) -> ScanHead:
+    """SCAN on fixed features (public only): the clustering step on mined nearest neighbours, then
+    self-labelling on the confidently assigned rows (probability > ``threshold``)."""
+    from .train.supervised import TrainSettings, train_supervised
+
+    f = torch.from_numpy(l2_normalize(features))
+    ids = torch.arange(len(f))
+    neighbours = torch.from_numpy(mine_neighbours(features, settings["neighbours"]).astype(np.int64))
+    head = ScanHead(f.shape[1], settings["clusters"], settings["hidden"], settings["dropout"])
+    opt = torch.optim.Adam(head.parameters(), lr=settings["lr"], weight_decay=1e-4)
+    same = lambda x: x  # noqa: E731 (the rows are ids, not pixels)
+    train_supervised(
+        _Rows(head, f, neighbours),
+        opt,
+        ids,
+        torch.zeros_like(ids),
+        TrainSettings(settings["epochs"], settings["batch"], settings["lr"]),
+        gen,
+        name="scan",
+        loss=lambda z, _: scan_loss(z, settings["entropy_weight"]),
+        prep=same,
+    )
+    for round_ in range(settings["selflabel_epochs"]):  # re-select the confident rows every epoch
+        with torch.no_grad():
+            prob = F.softmax(head.eval()(f), dim=1)
+        confident = ids[prob.max(1).values > settings["threshold"]]
+        log.info("SCAN self-labelling %d: %d of %d rows confident", round_ + 1, len(confident), len(ids))
+        if len(confident) < 2:
+            break
+        train_supervised(
+            _Rows(head, f),
+            opt,
+            confident,
+            prob.argmax(1)[confident],
+            TrainSettings(1, settings["batch"], settings["lr"]),
+            gen,
+            name="scan self-label",
+            prep=same,
+        )
+    return head.eval()
+
+
+@torch.no_grad()
+def scan_embed(head: ScanHead, features: np.ndarray) -> np.ndarray:
+    """The head's cluster probabilities of (L2-normalised) features."""
+    if len(features) == 0:
+        return np.zeros((0, head.spec["clusters"]), np.float32)
+    return F.softmax(head.eval()(torch.from_numpy(l2_normalize(features))), dim=1).numpy().astype(np.float32)
+
+
+def load_scan(path) -> ScanHead:
+    from .io import load_torch
+
+    state = load_torch(path)
+    head = ScanHead(state["dim"], state["clusters"], state["hidden"], state["dropout"])
+    head.load_state_dict(state["state_dict"])
+    return head.eval()
+
+
 # ------------------------------------------------------------------------------------- stage entries
 
 
@@ -321,23 +435,28 @@ def train_encoder(
     base_models=(),
     checkpoint=None,
 ) -> None:
-    """Fit the encoder ``name`` (SimCLR, or UMAP on its base encoder's features) on the scenario's
-    public images only (no labels)."""
+    """Fit the encoder ``name`` on the scenario's public images only (no labels): SimCLR on the images,
+    UMAP or a SCAN head on its input encoder's embeddings of them."""
 
     from .data.loaders import load_public
     from .io import read_images
     from .seeding import rng, torch_seed
     from .train.checkpoint import clear_checkpoint, fingerprint
+    from .train.supervised import save_state
 
     loop.set_threads(threads)
-    if settings["kind"] == "umap":
+    if settings["kind"] in ("umap", "scan"):
         _, images, _ = read_images(public_path)
         features = embed_images(images, settings["base"], base_models, device)
         t0 = time.perf_counter()
-        reducer = fit_umap(features, settings, int(rng(seed, "umap", name).integers(2**31 - 1)))
+        if settings["kind"] == "umap":
+            reducer = fit_umap(features, settings, int(rng(seed, "umap", name).integers(2**31 - 1)))
+            save_umap(reducer, features, settings, out_model)
+        else:
+            head = train_scan(features, settings, loop.seed_everything(torch_seed(seed, "scan", name)))
+            save_state(out_model, {"kind": "scan", **head.spec}, head)
         took = time.perf_counter() - t0
-        log.info("UMAP: %d x %d -> %d dims in %.1f s", *features.shape, settings["n_components"], took)
-        save_umap(reducer, features, settings, out_model)
+        log.info("%s: %d x %d features fitted in %.1f s", settings["kind"], *features.shape, took)
         return
     dev = loop.pick_device(device)
     x, _ = load_public(public_path, dev)
@@ -373,8 +492,10 @@ def embed_images(images_u8: np.ndarray, settings: dict, model_paths, device: str
         return hog_features(
             images_u8, settings.get("orientations", 9), settings.get("cells", 4), deskewed=settings.get("deskew", False)
         )
-    if kind == "umap":
+    if kind in ("umap", "scan"):
         features = embed_images(images_u8, settings["base"], model_paths[:-1], device)
+        if kind == "scan":
+            return scan_embed(load_scan(model_paths[-1]), features)
         return umap_embed(load_torch(model_paths[-1]), features)
     dev = loop.pick_device(device)
     return embed(loop.prepare(load_encoder(model_paths[-1]), dev), loop.to_device(images_u8, dev))

@@ -29,4 +29,4 @@ SOFT_LABEL_MECHANISMS = ("pm", "duchi", "laplacebox")
 WEIGHT_MECHANISMS = ("twopoint",)
 # Distillation-stage teachers (what a party answers) and representation encoders.
 TEACHERS = ("rknn",)
-ENCODER_KINDS = ("hog", "simclr", "umap")
+ENCODER_KINDS = ("hog", "simclr", "umap", "scan")

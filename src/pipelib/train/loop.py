@@ -170,8 +170,12 @@ def fit(
     epochs: int,
     batch: int,
     gen: torch.Generator,
+    prep=None,
 ) -> dict:
-    """Train ``model`` for ``epochs`` passes over (x, y) in shuffled mini-batches; returns loss and speed."""
+    """Train ``model`` for ``epochs`` passes over (x, y) in shuffled mini-batches; returns loss and speed.
+
+    ``prep`` turns a batch of x into the model's input (default :func:`scale`: uint8 pixels)."""
+    prep = scale if prep is None else prep
     model.train()
     n, total, steps, t0 = len(x), 0.0, 0, time.perf_counter()
     starts = list(range(0, n, batch))
@@ -182,7 +186,7 @@ def fit(
         order = torch.randperm(n, generator=gen).to(x.device)
         for i, j in bounds:
             idx = order[i:j]
-            loss = loss_fn(model(scale(x[idx])), y[idx])
+            loss = loss_fn(model(prep(x[idx])), y[idx])
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()

@@ -47,16 +47,18 @@ def train_supervised(
     log_every: int = 1,
     checkpoint=None,
     fingerprint: str = "",
+    prep=None,
 ) -> list[dict]:
     """Train for ``settings.epochs`` epochs; returns one history row per epoch.
 
     ``evaluate(model) -> dict`` (e.g. test accuracy) runs after every ``log_every``-th epoch and the last;
     a log line per such epoch.  With ``checkpoint``, a killed job resumes after its last finished epoch.
+    ``prep`` maps a batch of x to the model's input (default: uint8 pixels to [-1, 1]).
     """
     history: list[dict] = []
     with progress(settings.epochs * len(x), name):
         for epoch in resumable_epochs(settings.epochs, checkpoint, fingerprint, model, opt, gen, history):
-            stats = fit(model, opt, x, y, loss, 1, settings.batch, gen)
+            stats = fit(model, opt, x, y, loss, 1, settings.batch, gen, prep)
             row = {"epoch": epoch + 1, "loss": stats["loss"], "img_per_s": stats["img_per_s"]}
             if (epoch + 1) % max(1, log_every) == 0 or epoch + 1 == settings.epochs:
                 if evaluate is not None:
