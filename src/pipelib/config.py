@@ -224,8 +224,8 @@ def _cross_check(config: dict) -> list[str]:
         if scenario in config["scenarios"] and scenario not in running:
             problems.append(f"config key {key} needs scenario {scenario!r}, which run.scenarios leaves out")
     problems += _cross_check_papers(config) + _cross_check_ldpdl(config) + _cross_check_ldpfl(config)
-    _encoder_problems = _cross_check_encoders(config["rknn"]["encoders"])
-    problems += _encoder_problems
+    encoder_problems = _cross_check_encoders(config["rknn"]["encoders"])
+    problems += encoder_problems
     tasks = config["tasks"]
     for name, sc in config["scenarios"].items():
         key = f"scenarios.{name}"
@@ -261,7 +261,7 @@ def _cross_check(config: dict) -> list[str]:
         if row["k"] > row["s"]:
             problems.append(f"config key {key}: k={row['k']} nearest queries of s={row['s']} queries is impossible")
         sc, encoders = config["scenarios"].get(row["scenario"]), config["rknn"]["encoders"]
-        if sc and sc["public"].startswith("cifar") and row["encoder"] in encoders and not _encoder_problems:
+        if sc and sc["public"].startswith("cifar") and row["encoder"] in encoders and not encoder_problems:
             if any(encoders[e].get("deskew") for e in encoder_chain(encoders, row["encoder"])):
                 problems.append(
                     f"config key {key}: encoder {row['encoder']!r} deskews digits; scenario {row['scenario']!r} "
@@ -286,7 +286,7 @@ def _cross_check(config: dict) -> list[str]:
 
 
 def _cross_check_encoders(encoders: dict) -> list[str]:
-    """A UMAP encoder's input names another defined encoder, and no chain of inputs loops."""
+    """A UMAP or SCAN encoder's input names another defined encoder, and no chain of inputs loops."""
     problems = []
     for name in encoders:
         seen = [name]

@@ -5,7 +5,7 @@ on the public images only.  HOG and SimCLR embeddings are L2-normalised float32 
 coordinates in its low-dimensional space; SCAN's are cluster probabilities.
 
 An encoder never sees a private label; private images only pass through it to be embedded, in each
-party's own job.  Every encoder is a chain: ``settings["base"]`` (a UMAP encoder's input) is embedded
+party's own job.  Every encoder is a chain: ``settings["base"]`` (a UMAP or SCAN encoder's input) is embedded
 first, with the model files listed before the encoder's own.
 """
 

@@ -210,8 +210,8 @@ def student(
     if label_accuracy:  # evaluation only: the public set's true labels, in the same label space
         truth = read_table(public_path, columns=["label"]).column("label").to_numpy()
         acc_pl = float((labels["label"].to_numpy() == truth).mean())
-        if "cluster" in labels:  # one label per cluster: label accuracy is at most the clusters' purity
-            purity = cluster_purity(labels["cluster"].to_numpy(), truth.astype(np.int64))
+        # one label per cluster: label accuracy is at most the clusters' purity
+        purity = cluster_purity(labels["cluster"].to_numpy(), truth.astype(np.int64))
     gen = loop.seed_everything(torch_seed(seed, "student"))
     model = loop.prepare(build(settings["arch"], x_pub.shape[1:], len(meta["task_classes"])), dev)
     train = TrainSettings.from_config(settings)
