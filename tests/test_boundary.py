@@ -10,7 +10,12 @@ from pipelib import boundary
 from pipelib.boundary import Job
 
 REPO = Path(__file__).resolve().parents[1]
-SCENARIOS = {"s": {"public": "cifar10", "private": "cifar10"}, "f": {"public": "mnist", "private": "femnist"}}
+SCENARIOS = {
+    "s": {"public": "cifar10", "private": "cifar10"},
+    "f": {"public": "mnist", "private": "femnist"},
+    "s-canaries-replace": {"public": "cifar10", "private": "cifar10"},
+}
+CANARIES = "results/partitions/s-canaries-replace/canaries.parquet"
 
 
 def dag():
@@ -152,6 +157,29 @@ def dag():
         Job("table_ldpfl", [f"{fl}/result.json"], ["results/table_ldpfl.csv"], {}),
         Job("figure_p001", [f"{fl}/result.json", f"{fl}/rounds.parquet"], ["results/figures/p001_epsilon.png"], {}),
     ]
+    a = "results/distill/s-canaries-replace/rknn-hog-s4-k1/laplace-eps1.0"
+    jobs += [  # the audit: the dealer deals the canaries; only the auditor reads them (and private files)
+        Job(
+            "audit_partition",
+            ["results/data/cifar10/train.parquet"],
+            [f"results/partitions/s-canaries-replace/{n}.parquet" for n in ("assignment", "public", "test")]
+            + [CANARIES],
+            {"scenario": "s-canaries-replace"},
+        ),
+        Job("distill_curate", [], [f"{a}/release/curated.npy"], {"scenario": "s-canaries-replace"}),
+        Job(
+            "audit_distill",
+            [CANARIES, f"{a}/release/curated.npy", f"{d}/answers/party-0.npy", "results/represent/s/hog/party-1.npy"],
+            ["results/audit/distill/s-canaries-replace/rknn-hog-s4-k1/laplace-eps1.0/audit.json"],
+            {"scenario": "s-canaries-replace"},
+        ),
+        Job(
+            "audit_table",
+            ["results/audit/distill/s-canaries-replace/rknn-hog-s4-k1/laplace-eps1.0/audit.json"],
+            ["results/audit.csv"],
+            {},
+        ),
+    ]
     return jobs
 
 
@@ -192,6 +220,12 @@ def test_a_dag_that_keeps_the_boundary_passes():
         ("table_ldpfl", "results/partitions/s/assignment.parquet", None, "private records"),
         ("figure_p001", "results/data/cifar10/train.parquet", None, "holds private records of scenario s"),
         ("table_ldpfl", "results/ldpfl/s/none/f1.0-m2/resume.pt", None, "never inputs"),
+        # the audit's secret: no rule outside the audit reads a canary list, nor the audit private files
+        ("distill_student", CANARIES, None, "a canary file"),
+        ("ldpfl", CANARIES, None, "a canary file"),
+        ("audit_table", CANARIES, None, "a canary file"),
+        ("embed_party", CANARIES, "party-0", "a canary file"),
+        ("audit_table", "results/distill/s/rknn-hog-s4-k1/answers/party-0.npy", None, "a private file"),
     ],
 )
 def test_each_kind_of_crossing_fails(rule, extra, match, why):

@@ -230,7 +230,18 @@ def test_dag_keeps_the_privacy_boundary_by_content(tiny, data_root):
 
     jobs = dry_run_jobs(tiny, data_root, TINY)
     roles = {boundary.ROLES[j.rule] for j in jobs}
-    assert roles == {"dealer", "party", "curator", "owners", "public", "server", "federation", "baseline", "report"}
+    assert roles == {
+        "dealer",
+        "party",
+        "curator",
+        "owners",
+        "public",
+        "server",
+        "federation",
+        "baseline",
+        "audit",
+        "report",
+    }
     running = scenarios(load(REPO / "config.yaml", TINY))
     assert boundary.check(jobs, running, root=tiny, results_dir="results/tiny") == []
     # the check reads content: the server's public table holds public rows only, and a crossing is caught
@@ -533,6 +544,7 @@ FIGURES = [
     "p001_clients",
     "p001_fraction_rounds",
     "p001_epsilon",
+    "audit",
 ]
 
 
@@ -604,5 +616,39 @@ def test_the_html_report_holds_every_table_and_figure(tiny, data_root):
         "table_ldpfl.csv",
         "compare.csv",
         "privacy_ledger.csv",
+        "audit.csv",
     ):
         assert table in html, table
+
+
+# --------------------------------------------------------------------------------------------- audit
+
+
+def test_the_audit_bounds_every_release_below_its_claim(tiny):
+    """results/audit.csv: the validation rows (randomized response of known epsilon, and the bits
+    themselves) and every audited reverse k-NN release, each with its claim and a bound below it."""
+    a = pd.read_csv(tiny / "results/tiny/audit.csv")
+    assert set(a["method"]) == {"validation: randomized response", "validation: no mechanism", "reverse k-NN"}
+    assert not a["exceeds_claim"].any()
+    rr = a[a.method == "validation: randomized response"].set_index("epsilon")
+    assert sorted(rr.index) == [1.0, 4.0] and ((rr["epsilon_lb"] > 0) & (rr["epsilon_lb"] < rr.index)).all()
+    assert a.loc[a.method == "validation: no mechanism", "epsilon_lb"].item() > 2.0
+    rk = a[a.method == "reverse k-NN"]
+    assert (rk["canaries"] == 200).all() and set(rk["audited_scenario"]) == {
+        "rknn_mnist-canaries-addremove",
+        "rknn_mnist-canaries-replace",
+    }
+    assert set(rk["released"]) == {"the curator's noisy counts", "party 0's local reports"}
+    assert rk[["epsilon_lb", "auc", "guesses", "correct", "adjacency", "accountant"]].notna().all().all()
+    assert figure_data(tiny, "audit")["epsilon_lb"].tolist() == a["epsilon_lb"].tolist()
+
+
+def test_only_the_auditor_reads_the_canaries(tiny, data_root):
+    """The canary list exists only for the audited variants, and only the audit's rules read it."""
+    from pipelib import boundary
+
+    canaries = sorted((tiny / "results/tiny/partitions").glob("*/canaries.parquet"))
+    assert [c.parent.name for c in canaries] == ["rknn_mnist-canaries-addremove", "rknn_mnist-canaries-replace"]
+    jobs = dry_run_jobs(tiny, data_root, TINY)
+    readers = {j.rule for j in jobs for i in j.inputs if i.endswith("/canaries.parquet")}
+    assert readers and {boundary.ROLES[r] for r in readers} == {"audit"}

@@ -16,6 +16,8 @@ federation  a FedMD row or an LDP-FL run: all parties (clients), the shuffler an
             the boundary kept in code (:mod:`pipelib.methods.fedmd`, :mod:`pipelib.methods.ldpfl`); its
             checkpoint and log are never an input of another rule
 baseline    the non-private centralized baseline on the pooled private data
+audit       the privacy auditor (docs/audit.md): may read private data and the canary lists (which
+            canaries an audited variant's party 0 holds); no other role may read a canary list
 report      tables, ledgers and pages made from results
 =========== ===========================================================================================
 
@@ -82,6 +84,11 @@ ROLES = {
     "figure_p003_queries_and_neighbours": "report",
     "figure_p003_local_dp": "report",
     "all": "report",
+    "audit_partition": "dealer",
+    "audit_distill": "audit",
+    "audit_validation": "audit",
+    "audit_table": "report",
+    "figure_audit": "report",
 }
 # Outputs of party jobs that may leave the party: privatized releases and the guarantees they publish.
 RELEASES = {"nfdp_sample": re.compile(r"\.ledger\.json$"), "distill_release": re.compile(r".")}
@@ -98,7 +105,9 @@ MAY_READ = {
     "federation": {"data", "private", "public", "release", "result", "summary"},
     "baseline": {"data", "public", "summary"},
     "report": {"data", "public", "release", "result", "summary"},
+    "audit": {"source", "data", "private", "public", "release", "result", "summary", "canary"},
 }
+CANARIES = re.compile(r"/canaries\.parquet$")  # a dealer's canary list: the audit's secret
 # The only private files the owners' job may read: the owners' teachers' outputs.
 PRIVATE_FROM = {"owners": ("ldpdl_teacher",)}
 ROW_CHECKED = {"public", "server", "report"}  # roles whose data tables must hold no private row
@@ -153,6 +162,8 @@ def _kind(path: str, producer: Job | None) -> str:
         return "source"
     role = ROLES.get(producer.rule)
     if role == "dealer":
+        if CANARIES.search(path):
+            return "canary"
         return "data" if path.endswith(".parquet") else "summary"
     if role == "party":
         release = RELEASES.get(producer.rule)

@@ -3,6 +3,7 @@ errors that name the key and the allowed values; the scenarios and rows a config
 
 from __future__ import annotations
 
+import re
 from importlib import resources
 
 import yaml
@@ -208,6 +209,19 @@ def _cross_check_ldpdl(config: dict) -> list[str]:
     return problems
 
 
+def _cross_check_audit(config: dict, running: dict) -> list[str]:
+    problems = []
+    for i, row in enumerate(config["audit"]["rknn"]):
+        key = f"config key audit.rknn.{i}"
+        if row["scenario"] not in running:
+            problems.append(f"{key}: scenario {row['scenario']!r} is not among the scenarios run")
+        elif row["scenario"] != base_scenario(config, row["scenario"]):
+            problems.append(f"{key}: audit a defined scenario, not the variant {row['scenario']!r}")
+        if row["encoder"] not in config["rknn"]["encoders"]:
+            problems.append(f"{key}: unknown encoder {row['encoder']!r}")
+    return problems
+
+
 def _cross_check(config: dict) -> list[str]:
     problems = []
     for section in ("scenarios", "table2"):
@@ -224,6 +238,7 @@ def _cross_check(config: dict) -> list[str]:
         if scenario in config["scenarios"] and scenario not in running:
             problems.append(f"config key {key} needs scenario {scenario!r}, which run.scenarios leaves out")
     problems += _cross_check_papers(config) + _cross_check_ldpdl(config) + _cross_check_ldpfl(config)
+    problems += _cross_check_audit(config, running)
     encoder_problems = _cross_check_encoders(config["rknn"]["encoders"])
     problems += encoder_problems
     tasks = config["tasks"]
@@ -350,7 +365,33 @@ def scenarios(config: dict) -> dict:
         if name not in out:
             variant = {k: v for k, v in config["scenarios"][base_name].items() if k != "nfdp"}
             out[name] = {**variant, "parties": n, "seed": scenario_seed(config, base_name)}
+    for row in config["audit"]["rknn"]:  # the audited scenarios: canaries in party 0 (docs/audit.md)
+        base_name = row["scenario"]
+        name = audit_variant(config, base_name, row["mechanism"])
+        if base_name in out and name not in out:
+            variant = {k: v for k, v in config["scenarios"][base_name].items() if k != "nfdp"}
+            audit = {"canaries": config["audit"]["canaries"], "adjacency": name.rsplit("-", 1)[1]}
+            out[name] = {**variant, "seed": scenario_seed(config, base_name), "audit": audit, "audit_of": base_name}
     return out
+
+
+def canary_adjacency(mechanism: str) -> str:
+    """How an audit's canary differs between in and out, as the mechanism's claim's adjacency says:
+    ``replace`` (true label when out) for replace-one and local claims, else ``addremove`` (absent)."""
+    from .privacy import Adjacency, registry
+
+    adjacency = registry.parse(mechanism if mechanism == "none" else f"{mechanism}-eps1.0").guarantee(1).adjacency
+    return "replace" if adjacency in (Adjacency.REPLACE_ONE, Adjacency.LOCAL) else "addremove"
+
+
+def audit_variant(config: dict, scenario: str, mechanism: str) -> str:
+    """The scenario an audit of ``mechanism`` on ``scenario`` runs on: ``<scenario>-canaries-<adjacency>``."""
+    return f"{scenario}-canaries-{canary_adjacency(mechanism)}"
+
+
+def base_scenario(config: dict, name: str) -> str:
+    """The defined scenario a variant is made from (itself for a defined one)."""
+    return name if name in config["scenarios"] else re.sub(r"-(n[0-9]+|canaries-[a-z]+)$", "", name)
 
 
 def scenario_seed(config: dict, name: str) -> int:

@@ -10,6 +10,7 @@ from pipelib import vocab
 from pipelib.boundary import rule_roles
 from pipelib.config import (
     ConfigError,
+    audit_variant,
     encoder_chain,
     party_variant,
     scenarios,
@@ -78,7 +79,7 @@ def check_roles():
     """Every rule plays a declared role in the threat model (pipelib.boundary.ROLES), or nothing runs."""
     problems = rule_roles([r.name for r in workflow.rules])
     if problems:
-        roles = "dealer, party, curator, owners, public, server, federation, baseline, report"
+        roles = "dealer, party, curator, owners, public, server, federation, baseline, audit, report"
         raise WorkflowError(f"{'; '.join(problems)}: add it with its role ({roles})")
 
 
@@ -312,6 +313,8 @@ def all_targets():
         *([res("table_ldpdl.csv")] if ldpdl_table_entries() else []),
         *[res(f"figures/{name}.png") for name in ldpdl_figure_names()],
         *ldpfl_targets(),
+        res("audit.csv"),
+        res("figures/audit.png"),
     ]
 
 
@@ -406,6 +409,13 @@ def represent_dir(scenario, encoder):
     return res(f"represent/{scenario}/{encoder}")
 
 
+def public_side(scenario):
+    """Where a scenario's public-data stages (encoders, public embeddings, queries) live: an audited
+    variant shares its base scenario's, since its public pool is the same (docs/audit.md).
+    """
+    return SCENARIOS[scenario].get("audit_of", scenario)
+
+
 def encoder_models(scenario, encoder):
     """The fitted models an encoder's embeddings need: its chain's (a UMAP encoder's input first, then
     its own); HOG has none."""
@@ -419,7 +429,7 @@ def encoder_models(scenario, encoder):
 
 def encoder_model(wildcards):
     """The fitted models embedding with ``wildcards.encoder`` reads."""
-    return encoder_models(wildcards.scenario, wildcards.encoder)
+    return encoder_models(public_side(wildcards.scenario), wildcards.encoder)
 
 
 def encoder_base_models(wildcards):
@@ -441,17 +451,18 @@ def rknn_teacher(spec):
 def rknn_party_inputs(wc):
     """What a party's reverse k-NN teacher reads besides its own table: its own embeddings, the queries."""
     encoder, s, _ = rknn_teacher(wc.teacher)
-    d = represent_dir(wc.scenario, encoder)
     return {
-        "embeddings_npy": f"{d}/party-{wc.party}.npy",
-        "centers_npy": f"{d}/s{s}/centers.npy",
+        "embeddings_npy": f"{represent_dir(wc.scenario, encoder)}/party-{wc.party}.npy",
+        "centers_npy": f"{represent_dir(public_side(wc.scenario), encoder)}/s{s}/centers.npy",
     }
 
 
 def rknn_label_inputs(wc):
     """What the server's labeling reads besides the aggregate: the public samples' cluster ids."""
     encoder, s, _ = rknn_teacher(wc.teacher)
-    return {"assign_path": f"{represent_dir(wc.scenario, encoder)}/s{s}/assign.parquet"}
+    return {
+        "assign_path": f"{represent_dir(public_side(wc.scenario), encoder)}/s{s}/assign.parquet"
+    }
 
 
 # Per teacher kind: its party inputs, its label inputs, and the config section of its student.
@@ -961,3 +972,53 @@ def page_figures():
     kinds = {e["artifact"] for e in ldpfl_entries()}
     p001 = [f"p001_{n}" for n, arts in FIGURE_P001.items() if kinds & set(arts)]
     return FIGURES + ldpdl_figure_names() + p001
+
+
+# ------------------------------------------------------------------------------------------ the audit
+AUDIT = config["audit"]
+AUDIT_SCENARIOS = [name for name, sc in SCENARIOS.items() if "audit" in sc]
+
+
+def audit_rknn_entries():
+    """Per audited reverse k-NN row: its audited scenario, teacher, mechanism and the audit's output."""
+    out = []
+    for row in AUDIT["rknn"]:
+        scenario = audit_variant(config, row["scenario"], row["mechanism"])
+        teacher, mech = f"rknn-{row['encoder']}-s{row['s']}-k{row['k']}", mechanism_dir(
+            row
+        )
+        out.append(
+            {
+                "scenario": scenario,
+                "teacher": teacher,
+                "mech": mech,
+                "path": res(f"audit/distill/{scenario}/{teacher}/{mech}/audit.json"),
+            }
+        )
+    return out
+
+
+def audit_validation_paths():
+    return [
+        res(f"audit/validation/{name}/audit.json")
+        for name in ["none"] + [f"rr-eps{float(e)!r}" for e in AUDIT["validation"]]
+    ]
+
+
+def audit_distill_inputs(wc):
+    """The auditor reads the canary list, the release and its guarantee, the votes of every record but
+    the canaries (the base scenario's parties' exact answers), and the public queries and encoder (to
+    place each canary as a party would)."""
+    encoder, s, _ = rknn_teacher(wc.teacher)
+    d = distill_dir(wc.scenario, wc.teacher, wc.mech)
+    release = f"{d}/release/party-0" if is_local(wc.mech) else f"{d}/release/curated"
+    base = distill_dir(public_side(wc.scenario), wc.teacher)
+    parties = [0] if is_local(wc.mech) else party_ids(wc.scenario)
+    return {
+        "canaries": f"{partition_dir(wc.scenario)}/canaries.parquet",
+        "known": [f"{base}/answers/party-{p}.npy" for p in parties],
+        "release": f"{release}.json" if is_local(wc.mech) else f"{release}.npy",
+        "guarantee": f"{release}.guarantee.json",
+        "centers": f"{represent_dir(public_side(wc.scenario), encoder)}/s{s}/centers.npy",
+        "model": encoder_models(public_side(wc.scenario), encoder),
+    }

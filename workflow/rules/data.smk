@@ -69,6 +69,8 @@ rule partition:
         res("logs/partition/{scenario}.log"),
     benchmark:
         res("benchmarks/partition/{scenario}.tsv")
+    wildcard_constraints:
+        scenario=alternatives([s for s in SCENARIOS if s not in AUDIT_SCENARIOS]),
     conda:
         "../envs/pipelib.yaml"
     threads: 1

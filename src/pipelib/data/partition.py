@@ -244,7 +244,26 @@ def make_partition(name: str, scenario: dict, task: dict, seed: int, private_dir
     owner[test_rows] = -1
     for p, rows in enumerate(parts):
         owner[rows] = p
-    assignment = pool.frame[["split", "index", "label"]].assign(party=owner)
+    labels = pool.frame["label"].to_numpy().copy()
+    audit = scenario.get("audit")
+    if audit:  # an audit variant: canaries from the test rows join party 0 (the audit's inputs)
+        canaries = draw_canaries(pool.frame.iloc[test_rows], audit["canaries"], n_classes, seed)
+        at = test_rows[canaries["row"]]
+        test_rows = np.setdiff1d(test_rows, at)
+        joined = canaries["included"] | (audit["adjacency"] == "replace")
+        owner[at] = np.where(joined, 0, -3)  # -3: a canary left out (add/remove)
+        labels[at] = np.where(canaries["included"], canaries["canary_label"], labels[at])
+        frame = (
+            pool.frame.iloc[at]
+            .reset_index(drop=True)
+            .assign(canary_label=canaries["canary_label"], included=canaries["included"])
+        )
+        meta = {**common, "role": "canaries", "party": 0, "adjacency": audit["adjacency"]}
+        write_table(
+            image_table({c: frame[c].to_numpy() for c in frame.columns}, pool.images[at], meta),
+            out["canaries"],
+        )
+    assignment = pool.frame[["split", "index"]].assign(label=labels, party=owner)
     write_table(_plain_table(assignment, {**common, "role": "assignment"}), out["assignment"])
 
     test = pool.frame.iloc[test_rows]
@@ -283,8 +302,22 @@ def make_partition(name: str, scenario: dict, task: dict, seed: int, private_dir
         "pool_n": int(len(pool.frame)),
         **summarize(pool.frame, test_rows, parts, n_classes),
     }
+    if audit:
+        summary["canaries"] = {"count": audit["canaries"], "joined_party_0": int(joined.sum())}
     write_json(summary, out["summary"])
     return summary
+
+
+def draw_canaries(test: pd.DataFrame, m: int, n_classes: int, seed: int) -> dict:
+    """The audit's m canaries: test records (positions ``row`` in ``test``), each with a wrong label
+    drawn uniformly (``canary_label``) and included in party 0 with probability 1/2 (``included``)."""
+    if m > len(test):
+        raise ValueError(f"audit.canaries = {m} exceeds the scenario's {len(test)} test records")
+    r = rng(seed, "audit-canaries")
+    row = np.sort(r.choice(len(test), m, replace=False))
+    true = test["label"].to_numpy()[row].astype(np.int64)
+    wrong = (true + 1 + r.integers(0, n_classes - 1, m)) % n_classes
+    return {"row": row, "canary_label": wrong.astype(true.dtype), "included": r.random(m) < 0.5}
 
 
 def public_rows(public_dir, spec: dict) -> pd.DataFrame:

@@ -468,3 +468,35 @@ def p001_epsilon(out: dict, entries: list[dict]) -> pd.DataFrame:
     fig.suptitle("Paper 001, Figure 5")
     save(fig, data, out)
     return data
+
+
+# --------------------------------------------------------------------------------------------- audit
+
+
+def plot_audit(data: pd.DataFrame, out: dict) -> None:
+    """Claimed epsilon against the audit's empirical lower bound, one marker per audited release; the
+    diagonal is where a bound would meet its claim (above it: the claim is refuted)."""
+    plt = _plt()
+    import numpy as np
+
+    fig, ax = plt.subplots(figsize=(5.2, 3.6))
+    finite = data["epsilon"].replace(math.inf, np.nan)
+    cap = float(np.nanmax([finite.max(), data["epsilon_lb"].max(), 1.0])) * 1.5
+    shown = finite.fillna(cap)  # no claim (no mechanism): drawn at the right edge
+    for (method, released), g in data.groupby(["method", "released"], sort=False):
+        ax.plot(shown[g.index], g["epsilon_lb"], marker="o", linestyle="none", label=f"{method} ({released})")
+    ax.plot([0, cap], [0, cap], color="grey", linewidth=1, linestyle="--", label="bound = claim")
+    ax.axvline(cap, color="grey", linewidth=0.6, linestyle=":")
+    ax.set_xlabel(f"claimed epsilon (at {cap:.3g}: no claim)")
+    ax.set_ylabel("empirical epsilon lower bound (95 %)")
+    ax.set_title("One-run audit: claimed vs empirical epsilon")
+    ax.legend(fontsize=6)
+    save(fig, data, out)
+
+
+def audit_figure(out: dict, table_csv) -> pd.DataFrame:
+    from ..io import read_csv
+
+    data = read_csv(table_csv)
+    plot_audit(data, out)
+    return data

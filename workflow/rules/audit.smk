@@ -1,0 +1,139 @@
+# The privacy audit (docs/audit.md): the one region of the DAG that may read private data and the
+# canary list.  audit_partition (the dealer) deals an audited variant of a scenario, whose party 0 also
+# holds the canaries; the method then runs on it through its ordinary rules; the audit_* rules score
+# the canaries from the release alone; audit_table and figure_audit report.  pipelib.boundary gives
+# these rules the role "audit" and lets no other rule read a canary list.
+
+
+rule audit_partition:
+    input:
+        unpack(scenario_inputs),
+    output:
+        assignment=res("partitions/{scenario}/assignment.parquet"),
+        public=res("partitions/{scenario}/public.parquet"),
+        test=res("partitions/{scenario}/test.parquet"),
+        summary=res("partitions/{scenario}/summary.json"),
+        canaries=res("partitions/{scenario}/canaries.parquet"),
+    log:
+        res("logs/partition/{scenario}.log"),
+    benchmark:
+        res("benchmarks/partition/{scenario}.tsv")
+    wildcard_constraints:
+        scenario=alternatives(AUDIT_SCENARIOS) or "NO_AUDIT",
+    conda:
+        "../envs/pipelib.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=20,
+    params:
+        code=code("partition.py"),
+        scenario=partition_params,
+        task=lambda wc: config["tasks"][SCENARIOS[wc.scenario]["task"]],
+        seed=lambda wc: seed_of(wc.scenario),
+    script:
+        "../scripts/partition.py"
+
+
+rule audit_distill:
+    input:
+        unpack(audit_distill_inputs),
+    output:
+        res("audit/distill/{scenario}/{teacher}/{mech}/audit.json"),
+    log:
+        res("logs/audit/distill/{scenario}/{teacher}/{mech}.log"),
+    benchmark:
+        res("benchmarks/audit/distill/{scenario}/{teacher}/{mech}.tsv")
+    conda:
+        "../envs/pipelib.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        code=code("audit_distill.py"),
+        encoder=lambda wc: resolved_encoder(
+            RKNN["encoders"], rknn_teacher(wc.teacher)[0]
+        ),
+        audit=AUDIT,
+        fields=lambda wc: {
+            "scenario": public_side(wc.scenario),
+            "audited_scenario": wc.scenario,
+            "preset": config["preset"],
+            "seed": seed_of(wc.scenario),
+        },
+    script:
+        "../scripts/audit_distill.py"
+
+
+rule audit_validation:
+    output:
+        res("audit/validation/{name}/audit.json"),
+    log:
+        res("logs/audit/validation/{name}.log"),
+    benchmark:
+        res("benchmarks/audit/validation/{name}.tsv")
+    wildcard_constraints:
+        name=f"none|rr-eps{EPS}",
+    conda:
+        "../envs/pipelib.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        code=code("audit_validation.py"),
+        audit=AUDIT,
+        seed=config["seed"],
+        randomness=config["privacy"]["randomness"],
+        fields={"preset": config["preset"], "seed": config["seed"]},
+    script:
+        "../scripts/audit_validation.py"
+
+
+rule audit_table:
+    input:
+        audit_validation_paths() + [e["path"] for e in audit_rknn_entries()],
+    output:
+        report(res("audit.csv"), caption="../report/audit.rst", category="Audit"),
+    log:
+        res("logs/audit_table.log"),
+    benchmark:
+        res("benchmarks/audit_table.tsv")
+    conda:
+        "../envs/pipelib.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        code=code("audit_table.py"),
+    script:
+        "../scripts/audit_table.py"
+
+
+rule figure_audit:
+    input:
+        res("audit.csv"),
+    output:
+        png=report(
+            res("figures/audit.png"),
+            caption="../report/figure_audit.rst",
+            category="Audit",
+        ),
+        svg=res("figures/audit.svg"),
+        data=res("figures/audit.csv"),
+    log:
+        res("logs/figures/audit.log"),
+    benchmark:
+        res("benchmarks/figures/audit.tsv")
+    conda:
+        "../envs/pipelib.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        code=code("figure_audit.py"),
+    script:
+        "../scripts/figure_audit.py"
