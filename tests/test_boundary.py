@@ -37,7 +37,12 @@ def dag():
             {"scenario": "s"},
         ),
         Job("pretrain", ["results/data/mnist/train.parquet"], ["results/pretrain/mnist/a.pt"], {"public": "mnist"}),
-        Job("fedmd", ["results/pretrain/mnist/a.pt"], ["results/fedmd/f/softmax/np/result.json"], {"scenario": "f"}),
+        Job(
+            "fedmd",
+            ["results/pretrain/mnist/a.pt"],
+            ["results/fedmd/f/softmax/np/result.json", "results/fedmd/f/softmax/np/models.pt"],
+            {"scenario": "f"},
+        ),
         # a UMAP encoder fitted on a SimCLR encoder's features: public images and a public model only
         Job(
             "train_encoder",
@@ -174,6 +179,12 @@ def dag():
             {"scenario": "s-canaries-replace"},
         ),
         Job(
+            "audit_fedmd",
+            [CANARIES, "results/fedmd/f/softmax/np/models.pt"],
+            ["results/audit/fedmd/f/softmax/np/audit.json"],
+            {"scenario": "s-canaries-replace"},
+        ),
+        Job(
             "audit_table",
             ["results/audit/distill/s-canaries-replace/rknn-hog-s4-k1/laplace-eps1.0/audit.json"],
             ["results/audit.csv"],
@@ -226,6 +237,7 @@ def test_a_dag_that_keeps_the_boundary_passes():
         ("audit_table", CANARIES, None, "a canary file"),
         ("embed_party", CANARIES, "party-0", "a canary file"),
         ("audit_table", "results/distill/s/rknn-hog-s4-k1/answers/party-0.npy", None, "a private file"),
+        ("compare", "results/fedmd/f/softmax/np/models.pt", None, "a private file"),
     ],
 )
 def test_each_kind_of_crossing_fails(rule, extra, match, why):

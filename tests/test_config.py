@@ -135,3 +135,21 @@ def test_deskewing_needs_grayscale_images(config):
 
     msg = bad(config, colour)
     assert "deskews digits; scenario 'rknn_cifar10' has colour images (cifar10)" in msg
+
+
+def test_audit_rows_name_a_scenario_that_runs_and_a_known_run(config):
+    msg = bad(config, lambda c: c["audit"]["rknn"][0].update(scenario="nowhere"))
+    assert "audit.rknn.0: scenario 'nowhere' is not among the scenarios run" in msg
+    msg = bad(config, lambda c: c["audit"]["rknn"][0].update(encoder="nope"))
+    assert "audit.rknn.0: unknown encoder 'nope'" in msg
+    msg = bad(config, lambda c: c["audit"]["fedmd"][0].update(run="ldp-with_replacement-k16"))
+    assert "audit.fedmd.0.run" in msg
+
+
+def test_audited_variants_follow_the_claims_adjacency(config):
+    from pipelib.config import scenarios
+
+    sc = scenarios(config)
+    assert sc["rknn_mnist-canaries-replace"]["audit"] == {"canaries": 500, "adjacency": "replace"}
+    assert sc["rknn_mnist-canaries-addremove"]["audit_of"] == "rknn_mnist"  # the no-noise row: no claim
+    assert sc["femnist_iid-canaries-replace"]["parties"] == sc["femnist_iid"]["parties"]

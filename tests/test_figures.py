@@ -155,3 +155,29 @@ def test_a_selection_without_rows_gives_header_only_tables_and_pages_without_tho
     figures = {"p002_privacy_vs_parties": "figures/p002_privacy_vs_parties.png"}
     page = pages.paper002_page(paths, figures, {f"table{n}": "cmd" for n in (3, 4, 5)})
     assert "![Figure 2(a)-(c)" in page and page.count("No rows of this run selection.") == 3
+
+
+def test_compare_states_each_guarantee_kind_and_the_per_weight_claim():
+    from pipelib.privacy.weights import PER_WEIGHT_UNIT
+    from pipelib.report.tables import claims
+
+    rows = pd.DataFrame(
+        {
+            "method": ["FedMD-NFDP", "reverse k-NN", "LDP-DL", "LDP-FL", "FedAvg", "PATE"],
+            "adjacency": [
+                "replace one record",
+                "replace one record",
+                "any two inputs of a local randomizer",
+                "any two inputs of a local randomizer",
+                "none",
+                "add/remove one record",
+            ],
+            "epsilon": [0.5, 1.0, 8.0, 1e5, math.inf, 8.0],
+            "paper_epsilon": [None, None, None, 8.0, None, None],
+            "paper_protected_unit": [None, None, None, PER_WEIGHT_UNIT, None, None],
+        }
+    )
+    c = claims(rows)
+    assert c["guarantee_kind"].tolist() == ["party", "central", "local", "local", "none", "central"]
+    assert c["claim_kind"].tolist() == ["party", "central", "local", "per-weight-per-round", "none", "central"]
+    assert c["claim_epsilon"].tolist() == [0.5, 1.0, 8.0, 8.0, math.inf, 8.0]

@@ -387,6 +387,20 @@ def test_compare_holds_every_method_in_one_schema(tiny):
     for n in (3, 4, 5):  # every FedMD row of a paper table is a compare row (a row shown twice counted once)
         shown += [a for a in pd.read_csv(tiny / f"results/tiny/table{n}.csv")["accuracy"] if a not in shown]
     assert not Counter(shown) - fedmd
+    # every row says what kind of guarantee it carries and what its paper claims beside it
+    kinds = rows.groupby("method")["guarantee_kind"].agg(lambda k: set(k)).to_dict()
+    assert kinds["FedMD-NFDP"] == kinds["FedMD-LDP"] == {"party"} and kinds["PATE"] == {"central"}
+    assert kinds["LDP-DL"] == {"local"} and kinds["reverse k-NN"] == {"none", "central", "local"}
+    assert kinds["FedMD-NP"] == kinds["Centralized"] == kinds["FedAvg"] == {"none"}
+    fl = rows[rows.method == "LDP-FL"]
+    assert (fl["claim_kind"] == "per-weight-per-round").all() and (fl["claim_epsilon"] == fl["paper_epsilon"]).all()
+    assert (fl["epsilon"] > fl["claim_epsilon"]).all()  # the composed guarantee is far weaker than the claim
+    others = rows[rows.method != "LDP-FL"]
+    assert (others["claim_kind"] == others["guarantee_kind"]).all()
+    # one figure per scenario, drawn from exactly that scenario's rows
+    for scenario in ("femnist_iid", "cifar_iid", "rknn_mnist", "ldpdl_mnist", "ldpfl_mnist"):
+        data = figure_data(tiny, f"compare_{scenario}")
+        assert len(data) == (rows["scenario"] == scenario).sum() > 0, scenario
 
 
 def test_every_training_stage_keeps_its_final_model(tiny):
@@ -545,6 +559,8 @@ FIGURES = [
     "p001_fraction_rounds",
     "p001_epsilon",
     "audit",
+    "compare_cifar_iid",
+    "compare_ldpfl_mnist",
 ]
 
 
@@ -628,7 +644,13 @@ def test_the_audit_bounds_every_release_below_its_claim(tiny):
     """results/audit.csv: the validation rows (randomized response of known epsilon, and the bits
     themselves) and every audited reverse k-NN release, each with its claim and a bound below it."""
     a = pd.read_csv(tiny / "results/tiny/audit.csv")
-    assert set(a["method"]) == {"validation: randomized response", "validation: no mechanism", "reverse k-NN"}
+    assert set(a["method"]) == {
+        "validation: randomized response",
+        "validation: no mechanism",
+        "reverse k-NN",
+        "FedMD-NP",
+        "FedMD-NFDP",
+    }
     assert not a["exceeds_claim"].any()
     rr = a[a.method == "validation: randomized response"].set_index("epsilon")
     assert sorted(rr.index) == [1.0, 4.0] and ((rr["epsilon_lb"] > 0) & (rr["epsilon_lb"] < rr.index)).all()
@@ -640,6 +662,11 @@ def test_the_audit_bounds_every_release_below_its_claim(tiny):
     }
     assert set(rk["released"]) == {"the curator's noisy counts", "party 0's local reports"}
     assert rk[["epsilon_lb", "auc", "guesses", "correct", "adjacency", "accountant"]].notna().all().all()
+    fm = a[a.method.str.startswith("FedMD")].set_index("method")
+    assert set(fm["released"]) == {"party 0's final model"}
+    assert fm.loc["FedMD-NFDP", "audited_scenario"] == "femnist_iid-canaries-replace"
+    assert fm.loc["FedMD-NFDP", "audit_delta"] == fm.loc["FedMD-NFDP", "delta"] > 0  # NFDP's own delta
+    assert fm.loc["FedMD-NP", "audited_scenario"] == "femnist_iid-canaries-addremove"
     assert figure_data(tiny, "audit")["epsilon_lb"].tolist() == a["epsilon_lb"].tolist()
 
 
@@ -648,7 +675,12 @@ def test_only_the_auditor_reads_the_canaries(tiny, data_root):
     from pipelib import boundary
 
     canaries = sorted((tiny / "results/tiny/partitions").glob("*/canaries.parquet"))
-    assert [c.parent.name for c in canaries] == ["rknn_mnist-canaries-addremove", "rknn_mnist-canaries-replace"]
+    assert [c.parent.name for c in canaries] == [
+        "femnist_iid-canaries-addremove",
+        "femnist_iid-canaries-replace",
+        "rknn_mnist-canaries-addremove",
+        "rknn_mnist-canaries-replace",
+    ]
     jobs = dry_run_jobs(tiny, data_root, TINY)
     readers = {j.rule for j in jobs for i in j.inputs if i.endswith("/canaries.parquet")}
     assert readers and {boundary.ROLES[r] for r in readers} == {"audit"}

@@ -138,6 +138,63 @@ def audit_distill(
     return row
 
 
+def model_scores(logits, canary_label: np.ndarray, true_label: np.ndarray) -> np.ndarray:
+    """A canary's membership score from a model: the log-likelihood ratio of its canary label over its
+    true label (a loss-threshold attack on the canary label, calibrated by the image's own difficulty)."""
+    import torch
+
+    lp = torch.log_softmax(logits.float(), dim=1).cpu().numpy()
+    rows = np.arange(len(lp))
+    return lp[rows, canary_label] - lp[rows, true_label]
+
+
+def audit_party_model(
+    *,
+    method: str,
+    canaries_path,
+    models_path,
+    label_offset: int,
+    guarantee_paths: list,
+    audit_settings: dict,
+    fields: dict,
+    out_json,
+) -> dict:
+    """Audit a party's final model (party 0 of a FedMD row, which holds the canaries).  The claim is
+    party 0's own guarantee (its NFDP sample's record; none for FedMD-NP): the model is computed from its
+    sample, the public data and the others' answers, so the claim covers it."""
+    from .io import load_torch
+    from .privacy import NO_PRIVACY
+    from .train import loop
+    from .train.supervised import model_from_state
+
+    t0 = time.perf_counter()
+    frame, pixels, meta = read_images(canaries_path)
+    (state,) = [p for p in load_torch(models_path) if p["party"] == meta["party"]]
+    model = model_from_state(state, "cpu")
+    logits = loop.predict(model, loop.to_device(pixels, "cpu"))
+    scores = model_scores(
+        logits,
+        frame["canary_label"].to_numpy().astype(np.int64) + label_offset,
+        frame["label"].to_numpy().astype(np.int64) + label_offset,
+    )
+    rows = [r for p in guarantee_paths for r in read_releases(p) if int(r["party"]) == meta["party"]]
+    claim = Guarantee.from_row(rows[0]) if rows else NO_PRIVACY
+    included = frame["included"].to_numpy()
+    found = audit(scores, included, audit_delta(claim), audit_settings["confidence"], audit_settings["fractions"])
+    row = _row(
+        claim,
+        found,
+        method=method,
+        released="party 0's final model",
+        canary_adjacency=CANARY_ADJACENCY[meta["adjacency"]],
+        score="log-likelihood of the canary label minus of its true label",
+        wall_seconds=round(time.perf_counter() - t0, 2),
+        **fields,
+    )
+    write_json(row, out_json)
+    return row
+
+
 def audit_validation(
     *, epsilon: float, audit_settings: dict, seed: int, randomness: str, fields: dict, out_json
 ) -> dict:

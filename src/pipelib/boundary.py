@@ -87,8 +87,10 @@ ROLES = {
     "audit_partition": "dealer",
     "audit_distill": "audit",
     "audit_validation": "audit",
+    "audit_fedmd": "audit",
     "audit_table": "report",
     "figure_audit": "report",
+    "figure_compare": "report",
 }
 # Outputs of party jobs that may leave the party: privatized releases and the guarantees they publish.
 RELEASES = {"nfdp_sample": re.compile(r"\.ledger\.json$"), "distill_release": re.compile(r".")}

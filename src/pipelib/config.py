@@ -211,13 +211,15 @@ def _cross_check_ldpdl(config: dict) -> list[str]:
 
 def _cross_check_audit(config: dict, running: dict) -> list[str]:
     problems = []
-    for i, row in enumerate(config["audit"]["rknn"]):
-        key = f"config key audit.rknn.{i}"
+    rows = [("rknn", i, r) for i, r in enumerate(config["audit"]["rknn"])]
+    rows += [("fedmd", i, r) for i, r in enumerate(config["audit"]["fedmd"])]
+    for section, i, row in rows:
+        key = f"config key audit.{section}.{i}"
         if row["scenario"] not in running:
             problems.append(f"{key}: scenario {row['scenario']!r} is not among the scenarios run")
         elif row["scenario"] != base_scenario(config, row["scenario"]):
             problems.append(f"{key}: audit a defined scenario, not the variant {row['scenario']!r}")
-        if row["encoder"] not in config["rknn"]["encoders"]:
+        if section == "rknn" and row["encoder"] not in config["rknn"]["encoders"]:
             problems.append(f"{key}: unknown encoder {row['encoder']!r}")
     return problems
 
@@ -365,9 +367,8 @@ def scenarios(config: dict) -> dict:
         if name not in out:
             variant = {k: v for k, v in config["scenarios"][base_name].items() if k != "nfdp"}
             out[name] = {**variant, "parties": n, "seed": scenario_seed(config, base_name)}
-    for row in config["audit"]["rknn"]:  # the audited scenarios: canaries in party 0 (docs/audit.md)
-        base_name = row["scenario"]
-        name = audit_variant(config, base_name, row["mechanism"])
+    for base_name, mechanism in audited(config):  # the audited scenarios: canaries in party 0 (docs/audit.md)
+        name = audit_variant(config, base_name, mechanism)
         if base_name in out and name not in out:
             variant = {k: v for k, v in config["scenarios"][base_name].items() if k != "nfdp"}
             audit = {"canaries": config["audit"]["canaries"], "adjacency": name.rsplit("-", 1)[1]}
@@ -385,8 +386,20 @@ def canary_adjacency(mechanism: str) -> str:
 
 
 def audit_variant(config: dict, scenario: str, mechanism: str) -> str:
-    """The scenario an audit of ``mechanism`` on ``scenario`` runs on: ``<scenario>-canaries-<adjacency>``."""
-    return f"{scenario}-canaries-{canary_adjacency(mechanism)}"
+    """The scenario an audit of ``mechanism`` on ``scenario`` runs on: ``<scenario>-canaries-<adjacency>``.
+    ``mechanism``: a reverse k-NN mechanism, or a FedMD run (``np``: no claim; ``nfdp-...``: replace-one)."""
+    if mechanism == "np" or mechanism.startswith("nfdp-"):
+        adjacency = "addremove" if mechanism == "np" else "replace"
+    else:
+        adjacency = canary_adjacency(mechanism)
+    return f"{scenario}-canaries-{adjacency}"
+
+
+def audited(config: dict) -> list[tuple[str, str]]:
+    """(scenario, mechanism or FedMD run) of every audited row."""
+    return [(r["scenario"], r["mechanism"]) for r in config["audit"]["rknn"]] + [
+        (r["scenario"], r["run"]) for r in config["audit"]["fedmd"]
+    ]
 
 
 def base_scenario(config: dict, name: str) -> str:

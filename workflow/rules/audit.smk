@@ -5,34 +5,15 @@
 # these rules the role "audit" and lets no other rule read a canary list.
 
 
-rule audit_partition:
-    input:
-        unpack(scenario_inputs),
+use rule partition as audit_partition with:
     output:
         assignment=res("partitions/{scenario}/assignment.parquet"),
         public=res("partitions/{scenario}/public.parquet"),
         test=res("partitions/{scenario}/test.parquet"),
         summary=res("partitions/{scenario}/summary.json"),
         canaries=res("partitions/{scenario}/canaries.parquet"),
-    log:
-        res("logs/partition/{scenario}.log"),
-    benchmark:
-        res("benchmarks/partition/{scenario}.tsv")
     wildcard_constraints:
         scenario=alternatives(AUDIT_SCENARIOS) or "NO_AUDIT",
-    conda:
-        "../envs/pipelib.yaml"
-    threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=20,
-    params:
-        code=code("partition.py"),
-        scenario=partition_params,
-        task=lambda wc: config["tasks"][SCENARIOS[wc.scenario]["task"]],
-        seed=lambda wc: seed_of(wc.scenario),
-    script:
-        "../scripts/partition.py"
 
 
 rule audit_distill:
@@ -66,6 +47,37 @@ rule audit_distill:
         "../scripts/audit_distill.py"
 
 
+rule audit_fedmd:
+    input:
+        unpack(audit_fedmd_inputs),
+    output:
+        res("audit/fedmd/{scenario}/{answer}/{run}/audit.json"),
+    log:
+        res("logs/audit/fedmd/{scenario}/{answer}/{run}.log"),
+    benchmark:
+        res("benchmarks/audit/fedmd/{scenario}/{answer}/{run}.tsv")
+    conda:
+        "../envs/pipelib.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        code=code("audit_fedmd.py"),
+        method=lambda wc: "FedMD-NP" if wc.run == "np" else "FedMD-NFDP",
+        label_offset=lambda wc: raw.dataset(SCENARIOS[wc.scenario]["public"]).classes,
+        audit=AUDIT,
+        fields=lambda wc: {
+            "scenario": public_side(wc.scenario),
+            "audited_scenario": wc.scenario,
+            "mechanism": f"{wc.run} ({wc.answer} answers)",
+            "preset": config["preset"],
+            "seed": seed_of(wc.scenario),
+        },
+    script:
+        "../scripts/audit_fedmd.py"
+
+
 rule audit_validation:
     output:
         res("audit/validation/{name}/audit.json"),
@@ -93,7 +105,8 @@ rule audit_validation:
 
 rule audit_table:
     input:
-        audit_validation_paths() + [e["path"] for e in audit_rknn_entries()],
+        audit_validation_paths()
+        + [e["path"] for e in audit_rknn_entries() + audit_fedmd_entries()],
     output:
         report(res("audit.csv"), caption="../report/audit.rst", category="Audit"),
     log:

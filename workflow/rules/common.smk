@@ -315,6 +315,7 @@ def all_targets():
         *ldpfl_targets(),
         res("audit.csv"),
         res("figures/audit.png"),
+        *[res(f"figures/compare_{sc}.png") for sc in compare_scenarios()],
     ]
 
 
@@ -564,6 +565,12 @@ def result_files():
     files += [e["path"] for e in ldpdl_figure_entries()]
     files += ldpfl_paths()
     return list(dict.fromkeys(files))
+
+
+def compare_scenarios():
+    """The defined scenarios whose result rows compare.csv holds (one figure each)."""
+    found = [Path(p).relative_to(RESULTS).parts[1] for p in result_files()]
+    return sorted({sc for sc in found if sc in config["scenarios"]})
 
 
 # ------------------------------------------------- paper 002's Tables 3-5 and the papers' figures
@@ -996,6 +1003,38 @@ def audit_rknn_entries():
             }
         )
     return out
+
+
+def audit_fedmd_entries():
+    """Per audited FedMD row: its audited scenario, answer, run and the audit's output."""
+    out = []
+    for row in AUDIT["fedmd"]:
+        scenario = audit_variant(config, row["scenario"], row["run"])
+        d = f"{scenario}/{row['answer']}/{row['run']}"
+        out.append(
+            {
+                "scenario": scenario,
+                "answer": row["answer"],
+                "run": row["run"],
+                "path": res(f"audit/fedmd/{d}/audit.json"),
+            }
+        )
+    return out
+
+
+def audit_fedmd_inputs(wc):
+    """The auditor reads the canary list, the parties' final models and party 0's sample ledger."""
+    inputs = {
+        "canaries": f"{partition_dir(wc.scenario)}/canaries.parquet",
+        "models": res(f"fedmd/{wc.scenario}/{wc.answer}/{wc.run}/models.pt"),
+        "ledger": [],
+    }
+    if wc.run.startswith("nfdp-"):
+        _, sampling, k = wc.run.split("-")
+        inputs["ledger"] = [
+            f"{sample_dir(wc.scenario, sampling, k[1:])}/party-0.ledger.json"
+        ]
+    return inputs
 
 
 def audit_validation_paths():

@@ -182,3 +182,30 @@ rule reproduction_pages:
         },
     script:
         "../scripts/reproduction_pages.py"
+
+
+rule figure_compare:
+    input:
+        res("compare.csv"),
+    output:
+        png=report(
+            res("figures/compare_{scenario}.png"),
+            caption="../report/figure_compare.rst",
+            category="All methods",
+        ),
+        svg=res("figures/compare_{scenario}.svg"),
+        data=res("figures/compare_{scenario}.csv"),
+    log:
+        res("logs/figures/compare_{scenario}.log"),
+    benchmark:
+        res("benchmarks/figures/compare_{scenario}.tsv")
+    conda:
+        "../envs/pipelib.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        code=code("figure_compare.py"),
+    script:
+        "../scripts/figure_compare.py"

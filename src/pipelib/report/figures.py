@@ -500,3 +500,58 @@ def audit_figure(out: dict, table_csv) -> pd.DataFrame:
     data = read_csv(table_csv)
     plot_audit(data, out)
     return data
+
+
+# ------------------------------------------------------------------------------- all methods compared
+KIND_MARKERS = {"central": "o", "party": "D", "local": "s", "per-weight-per-round": "^", "none": "*"}
+
+
+def compare_data(table: pd.DataFrame, scenario: str) -> pd.DataFrame:
+    """The rows of one scenario (variants with other numbers of parties excluded), best first per method."""
+    cols = ["method", "mechanism", "epsilon", "delta", "delta_vacuous", "guarantee_kind", "claim_kind"]
+    cols += ["claim_epsilon", "accuracy", "protected_unit"]
+    rows = table[table["scenario"] == scenario][cols]
+    return rows.sort_values(["method", "epsilon", "accuracy"], kind="stable").reset_index(drop=True)
+
+
+def plot_compare(data: pd.DataFrame, scenario: str, out: dict) -> None:
+    """Accuracy against the guarantee's epsilon, one line per method (its best row at each epsilon; every
+    row a marker), marker shape by the guarantee's kind
+    (hollow where delta >= 1/n: a vacuous delta); paper 001's per-weight claim drawn where it claims to
+    be, joined to its composed guarantee by a dotted line.  No mechanism: at the right edge."""
+    import numpy as np
+
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(5.6, 3.6))
+    finite = data["epsilon"].replace(math.inf, np.nan)
+    hi = float(np.nanmax([finite.max(), data["claim_epsilon"].replace(math.inf, np.nan).max(), 1.0]))
+    edge = 10 ** math.ceil(math.log10(hi) + 0.5)
+    x = finite.fillna(edge)
+    for method, g in data.groupby("method", sort=False):
+        best = g["accuracy"].groupby(x[g.index]).max()  # the curve: the method's best row at each epsilon
+        (line,) = ax.plot(best.index, best.values, linewidth=1, label=method)
+        for i in g.index:
+            kind = data.at[i, "guarantee_kind"]
+            face = "none" if data.at[i, "delta_vacuous"] and kind != "none" else line.get_color()
+            ax.plot(x[i], g.at[i, "accuracy"], KIND_MARKERS[kind], color=line.get_color(), markerfacecolor=face)
+            if data.at[i, "claim_kind"] != kind:
+                c = data.at[i, "claim_epsilon"]
+                ax.plot([c, x[i]], [g.at[i, "accuracy"]] * 2, ":", color=line.get_color(), linewidth=0.8)
+                ax.plot(c, g.at[i, "accuracy"], KIND_MARKERS["per-weight-per-round"], color=line.get_color())
+    for kind, marker in KIND_MARKERS.items():
+        ax.plot([], [], marker, color="grey", label=f"{kind}")
+    ax.set_xscale("log")
+    ax.axvline(edge, color="grey", linewidth=0.6, linestyle=":")
+    ax.set_xlabel(f"epsilon of the guarantee (log; at {edge:g}: no mechanism)")
+    ax.set_ylabel("test accuracy")
+    ax.set_title(f"{scenario}: every method (hollow: delta >= 1/n)")
+    ax.legend(fontsize=6, ncol=2)
+    save(fig, data, out)
+
+
+def compare_figure(out: dict, table_csv, scenario: str) -> pd.DataFrame:
+    from ..io import read_csv
+
+    data = compare_data(read_csv(table_csv), scenario)
+    plot_compare(data, scenario, out)
+    return data

@@ -72,9 +72,47 @@ def result_rows(paths, delta_ref: float) -> pd.DataFrame:
     return frame[[c for c in RESULT_COLUMNS if c in frame] + [c for c in frame if c not in RESULT_COLUMNS]]
 
 
+# Methods whose parties privatize their own answers, each protecting one record of its own data (no
+# trusted curator, but record-level neighbours, not a local randomizer's any-two-inputs).
+PARTY_SIDE = {"FedMD-NFDP", "FedMD-LDP"}
+
+
+def guarantee_kind(method: str, adjacency: str) -> str:
+    """The kind of a guarantee: ``local`` (each party's randomizer; any two inputs), ``party`` (a party
+    privatizes its own release; one record of its data), ``central`` (a trusted curator or the whole
+    training run privatizes; one record of the pooled data) or ``none`` (no mechanism)."""
+    from ..privacy import Adjacency
+
+    if adjacency in (Adjacency.LOCAL.value, Adjacency.NONE.value):
+        return {Adjacency.LOCAL.value: "local", Adjacency.NONE.value: "none"}[adjacency]
+    return "party" if method in PARTY_SIDE else "central"
+
+
+def claims(table: pd.DataFrame) -> pd.DataFrame:
+    """The kind of each row's guarantee, and the claim its paper states beside it: LDP-FL's per weight
+    per round epsilon (paper 001, not a guarantee for a client's data), else the guarantee itself."""
+    from ..privacy.weights import PER_WEIGHT_UNIT
+
+    kind = pd.Series([guarantee_kind(m, a) for m, a in zip(table["method"], table["adjacency"])], index=table.index)
+    unit = table["paper_protected_unit"] if "paper_protected_unit" in table else pd.Series(None, index=table.index)
+    per_weight = unit.eq(PER_WEIGHT_UNIT)
+    return pd.DataFrame(
+        {
+            "guarantee_kind": kind,
+            "claim_kind": kind.where(~per_weight, "per-weight-per-round"),
+            "claim_epsilon": table["epsilon"].where(~per_weight, table.get("paper_epsilon")),
+        },
+        index=table.index,
+    )
+
+
 def compare(result_paths, out_csv, delta_ref: float) -> pd.DataFrame:
-    """results/compare.csv: every result row of every method that was run, in the common schema."""
+    """results/compare.csv: every result row of every method that was run, in the common schema, then
+    the kind of its guarantee and the claim its paper states (:func:`claims`)."""
     table = result_rows(result_paths, delta_ref)
+    n = len([c for c in RESULT_COLUMNS if c in table])
+    extra = claims(table)
+    table = pd.concat([table.iloc[:, :n], extra, table.iloc[:, n:]], axis=1)
     for c in table:
         if table[c].map(lambda v: isinstance(v, (list, dict))).any():
             table[c] = table[c].map(lambda v: " ".join(map(str, v)) if isinstance(v, list) else v)

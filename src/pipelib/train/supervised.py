@@ -94,9 +94,13 @@ def save_model(model: nn.Module, path, **meta) -> None:
 
 def load_model(path, device, n_classes: int | None = None) -> nn.Module:
     """A FedMD CNN from a model file, on ``device`` (channels-last)."""
-    state = load_torch(path)
+    return model_from_state(load_torch(path), device, n_classes, where=str(path))
+
+
+def model_from_state(state: dict, device, n_classes: int | None = None, where: str = "the model") -> nn.Module:
+    """A model from its saved state ({arch, in_shape, n_classes, state_dict}), on ``device``."""
     if n_classes is not None and state["n_classes"] != n_classes:
-        raise ValueError(f"{path} has {state['n_classes']} outputs, the task needs {n_classes}")
+        raise ValueError(f"{where} has {state['n_classes']} outputs, the task needs {n_classes}")
     model = build(state["arch"], state["in_shape"], state["n_classes"])
     model.load_state_dict(state["state_dict"])
     return prepare(model, device)
