@@ -139,7 +139,7 @@ def test_deskewing_needs_grayscale_images(config):
 
 def test_audit_rows_name_a_scenario_that_runs_and_a_known_run(config):
     msg = bad(config, lambda c: c["audit"]["rknn"][0].update(scenario="nowhere"))
-    assert "audit.rknn.0: scenario 'nowhere' is not among the scenarios run" in msg
+    assert "audit.rknn.0: scenario 'nowhere' is not defined" in msg
     msg = bad(config, lambda c: c["audit"]["rknn"][0].update(encoder="nope"))
     assert "audit.rknn.0: unknown encoder 'nope'" in msg
     msg = bad(config, lambda c: c["audit"]["fedmd"][0].update(run="ldp-with_replacement-k16"))

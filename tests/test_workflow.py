@@ -33,6 +33,11 @@ def test_builds_every_scenario(tiny):
         "ldpdl_mnist",
         "ldpdl_mnist-n3",
         "ldpfl_mnist",
+        # the audit's variants (docs/audit.md): the scenario's deal plus canaries in party 0
+        "femnist_iid-canaries-addremove",
+        "femnist_iid-canaries-replace",
+        "rknn_mnist-canaries-addremove",
+        "rknn_mnist-canaries-replace",
     }
     parties = parts[parts.role == "party"].groupby("scenario").size()
     sizes = {"ldpdl_mnist": 4, "ldpdl_mnist-n3": 3, "ldpfl_mnist": 8}
@@ -155,6 +160,7 @@ def test_changing_one_table2_k_reruns_only_that_row(tiny, data_root, tmp_path):
         "figure_p002_rounds": 1,  # drawn from Table 2's rounds table
         "privacy_ledger": 1,
         "compare": 1,
+        "figure_compare": 8,  # one per scenario, drawn from compare.csv
         "reproduction_pages": 1,
         "all": 1,
     }
@@ -337,16 +343,27 @@ def test_impossible_k_fails_clearly_and_keeps_finished_work(tiny, data_root, tmp
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "tiny"
 VOLATILE = re.compile(r"seconds$|_per_s$|^hardware$|^device$")  # timings and where the jobs ran
+# What a trained model or a fitted embedding measures: the CPU's instruction set changes its float rounding
+# (oneDNN, MKL, faiss and numba pick kernels by ISA), so these match the pinned copy only to TRAINED_ATOL.
+# Measured: the tiny run on an AVX-512 machine against the copy pinned on another differs by up to 0.014
+# (a student's test accuracy), and forcing AVX2 kernels changes a FEMNIST accuracy by 0.002.
+TRAINED = re.compile(r"accuracy|purity")
+TRAINED_ATOL = 0.03
 
 
 @pytest.mark.parametrize("table", ["table2.csv", "table_rknn.csv"])
 def test_tiny_tables_are_pinned(tiny, table):
-    """Every value of the tiny preset's paper tables, except timings and hardware, equals the pinned copy: a refactor
-    that changes a number fails here (refresh tests/golden/tiny only for an intended change)."""
+    """Every value of the tiny preset's paper tables, except timings and hardware, equals the pinned copy
+    (exactly; a trained accuracy or a purity to TRAINED_ATOL): a refactor that changes a privacy number, a row
+    or a column fails here (refresh tests/golden/tiny only for an intended change)."""
     got, want = pd.read_csv(tiny / "results/tiny" / table), pd.read_csv(GOLDEN / table)
     assert list(got.columns) == list(want.columns)
-    keep = [c for c in got.columns if not VOLATILE.search(c)]
-    pd.testing.assert_frame_equal(got[keep], want[keep], check_exact=True, obj=table)
+    exact = [c for c in got.columns if not VOLATILE.search(c) and not TRAINED.search(c)]
+    pd.testing.assert_frame_equal(got[exact], want[exact], check_exact=True, obj=table)
+    trained = [c for c in got.columns if TRAINED.search(c) and not c.startswith("paper_")]
+    pd.testing.assert_frame_equal(got[trained], want[trained], check_exact=False, atol=TRAINED_ATOL, rtol=0, obj=table)
+    paper = [c for c in got.columns if TRAINED.search(c) and c.startswith("paper_")]
+    pd.testing.assert_frame_equal(got[paper], want[paper], check_exact=True, obj=table)
 
 
 def test_ledger_lists_every_privatized_release(tiny):
@@ -436,6 +453,7 @@ def test_editing_the_report_module_reruns_no_training(tiny, data_root, tmp_path)
         "table_ldpdl": 1,
         "table_ldpfl": 1,
         "compare": 1,
+        "figure_compare": 8,  # downstream of compare.csv
         "reproduction_pages": 1,  # downstream of the tables
         "all": 1,
     }

@@ -215,8 +215,8 @@ def _cross_check_audit(config: dict, running: dict) -> list[str]:
     rows += [("fedmd", i, r) for i, r in enumerate(config["audit"]["fedmd"])]
     for section, i, row in rows:
         key = f"config key audit.{section}.{i}"
-        if row["scenario"] not in running:
-            problems.append(f"{key}: scenario {row['scenario']!r} is not among the scenarios run")
+        if row["scenario"] not in config["scenarios"]:
+            problems.append(f"{key}: scenario {row['scenario']!r} is not defined (a variant cannot be audited)")
         elif row["scenario"] != base_scenario(config, row["scenario"]):
             problems.append(f"{key}: audit a defined scenario, not the variant {row['scenario']!r}")
         if section == "rknn" and row["encoder"] not in config["rknn"]["encoders"]:
@@ -395,10 +395,16 @@ def audit_variant(config: dict, scenario: str, mechanism: str) -> str:
     return f"{scenario}-canaries-{adjacency}"
 
 
+def audit_rows(config: dict, section: str) -> list[dict]:
+    """The rows of ``audit.<section>`` (rknn, fedmd) whose scenario runs (``run.scenarios``)."""
+    running = selected(config, "scenarios")
+    return [r for r in config["audit"][section] if r["scenario"] in running]
+
+
 def audited(config: dict) -> list[tuple[str, str]]:
-    """(scenario, mechanism or FedMD run) of every audited row."""
-    return [(r["scenario"], r["mechanism"]) for r in config["audit"]["rknn"]] + [
-        (r["scenario"], r["run"]) for r in config["audit"]["fedmd"]
+    """(scenario, mechanism or FedMD run) of every audited row whose scenario runs."""
+    return [(r["scenario"], r["mechanism"]) for r in audit_rows(config, "rknn")] + [
+        (r["scenario"], r["run"]) for r in audit_rows(config, "fedmd")
     ]
 
 

@@ -10,6 +10,7 @@ from pipelib import vocab
 from pipelib.boundary import rule_roles
 from pipelib.config import (
     ConfigError,
+    audit_rows,
     audit_variant,
     encoder_chain,
     party_variant,
@@ -989,7 +990,7 @@ AUDIT_SCENARIOS = [name for name, sc in SCENARIOS.items() if "audit" in sc]
 def audit_rknn_entries():
     """Per audited reverse k-NN row: its audited scenario, teacher, mechanism and the audit's output."""
     out = []
-    for row in AUDIT["rknn"]:
+    for row in audit_rows(config, "rknn"):
         scenario = audit_variant(config, row["scenario"], row["mechanism"])
         teacher, mech = f"rknn-{row['encoder']}-s{row['s']}-k{row['k']}", mechanism_dir(
             row
@@ -1008,7 +1009,7 @@ def audit_rknn_entries():
 def audit_fedmd_entries():
     """Per audited FedMD row: its audited scenario, answer, run and the audit's output."""
     out = []
-    for row in AUDIT["fedmd"]:
+    for row in audit_rows(config, "fedmd"):
         scenario = audit_variant(config, row["scenario"], row["run"])
         d = f"{scenario}/{row['answer']}/{row['run']}"
         out.append(
