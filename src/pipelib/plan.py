@@ -103,7 +103,7 @@ def job_work(rule: str, wc: dict, config: dict, results_dir: str) -> Work | None
             w.add(arch, shape, f["init_batch"], f["init_epochs"] * n)
             w.add(arch, shape, f["digest_batch"], f["rounds"] * f["digest_epochs"] * f["public_per_round"])
             w.add(arch, shape, f["revisit_batch"], f["rounds"] * f["revisit_epochs"] * n)
-            w.add(arch, shape, 1024, FORWARD * (f["rounds"] * f["public_per_round"] + 2 * (f["rounds"] + 1) * test))
+            w.add(arch, shape, 1024, FORWARD * (f["rounds"] * f["public_per_round"] + (f["rounds"] + 1) * test))
     elif rule == "centralized":
         s, sc = config["fedmd"]["centralized"], config["scenarios"][wc["scenario"]]
         ns, w.estimated = _party_n(config, results_dir, wc["scenario"])

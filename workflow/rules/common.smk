@@ -982,6 +982,33 @@ def page_figures():
     return FIGURES + ldpdl_figure_names() + p001
 
 
+def page_inputs(wildcards):
+    """What one reproduction page is generated from: its tables and its figures' copies beside it (each
+    page needs only its own paper's outputs, so it can be built as soon as they are)."""
+    page = wildcards.page
+    tables = {
+        "table2": ["table2"],
+        "table_rknn": ["table_rknn"],
+        "headline": ["table2", "table_rknn"],
+        "paper002": ["table3", "table4", "table5"],
+        "paper003": [],
+        "paper004": ["table_ldpdl"] if ldpdl_table_entries() else [],
+        "paper001": ["table_ldpfl"] if ldpfl_paths("table") else [],
+    }[page]
+    prefix = {
+        "paper002": "p002_",
+        "paper003": "p003_",
+        "paper004": "p004_",
+        "paper001": "p001_",
+    }
+    figures = [
+        f"docs/reproduction/{config['preset']}/figures/{name}.png"
+        for name in page_figures()
+        if page in prefix and name.startswith(prefix[page])
+    ]
+    return {**{t: res(f"{t}.csv") for t in tables}, "figures": figures}
+
+
 # ------------------------------------------------------------------------------------------ the audit
 AUDIT = config["audit"]
 AUDIT_SCENARIOS = [name for name, sc in SCENARIOS.items() if "audit" in sc]

@@ -133,32 +133,38 @@ rule compare:
         "../scripts/compare.py"
 
 
-rule reproduction_pages:
+rule reproduction_figure:
     input:
-        table2=res("table2.csv"),
-        table_rknn=res("table_rknn.csv"),
-        table3=res("table3.csv"),
-        table4=res("table4.csv"),
-        table5=res("table5.csv"),
-        figures=[res(f"figures/{name}.png") for name in page_figures()],
-        table_ldpdl=[res("table_ldpdl.csv")] if ldpdl_table_entries() else [],
-        table_ldpfl=[res("table_ldpfl.csv")] if ldpfl_paths("table") else [],
+        res("figures/{name}.png"),
     output:
-        table2=f"docs/reproduction/{config['preset']}/table2.md",
-        table_rknn=f"docs/reproduction/{config['preset']}/table_rknn.md",
-        headline=f"docs/reproduction/{config['preset']}/headline.md",
-        paper002=f"docs/reproduction/{config['preset']}/paper002.md",
-        paper003=f"docs/reproduction/{config['preset']}/paper003.md",
-        paper004=f"docs/reproduction/{config['preset']}/paper004.md",
-        paper001=f"docs/reproduction/{config['preset']}/paper001.md",
-        figures=[
-            f"docs/reproduction/{config['preset']}/figures/{name}.png"
-            for name in page_figures()
-        ],
+        f"docs/reproduction/{config['preset']}/figures/{{name}}.png",
     log:
-        res("logs/reproduction_pages.log"),
+        res("logs/reproduction_figure/{name}.log"),
     benchmark:
-        res("benchmarks/reproduction_pages.tsv")
+        res("benchmarks/reproduction_figure/{name}.tsv")
+    wildcard_constraints:
+        name="p00[0-9]_[a-z0-9_]+",
+    conda:
+        "../envs/pipelib.yaml"
+    threads: 1
+    resources:
+        mem_mb=200,
+        runtime=5,
+    shell:
+        "(cp {input} {output}.tmp && mv {output}.tmp {output}) 2> {log}"
+
+
+rule reproduction_page:
+    input:
+        unpack(page_inputs),
+    output:
+        f"docs/reproduction/{config['preset']}/{{page}}.md",
+    log:
+        res("logs/reproduction_page/{page}.log"),
+    benchmark:
+        res("benchmarks/reproduction_page/{page}.tsv")
+    wildcard_constraints:
+        page="|".join(PAGES),
     conda:
         "../envs/pipelib.yaml"
     threads: 1
@@ -166,7 +172,7 @@ rule reproduction_pages:
         mem_mb=1000,
         runtime=5,
     params:
-        code=code("reproduction_pages.py"),
+        code=code("reproduction_page.py"),
         preset=config["preset"],
         commands={
             name: preset_command(res(f"{name}.csv"))
@@ -181,7 +187,7 @@ rule reproduction_pages:
             )
         },
     script:
-        "../scripts/reproduction_pages.py"
+        "../scripts/reproduction_page.py"
 
 
 rule figure_compare:

@@ -103,8 +103,10 @@ class Party:
             out = out + self.noise_sigma * noise
         return out
 
-    def accuracy(self, x_test: torch.Tensor, y_test: torch.Tensor, batch: int, outputs=None) -> float:
-        return loop.accuracy(self.model, x_test, y_test, batch, outputs)
+    def accuracies(self, x_test: torch.Tensor, y_test: torch.Tensor, batch: int, outputs) -> dict:
+        """Test accuracy over the task's ``outputs`` and over all outputs, from one forward pass."""
+        logits = loop.predict(self.model, x_test, batch)
+        return {"accuracy": loop.top1(logits, y_test, outputs), "accuracy_any_class": loop.top1(logits, y_test)}
 
     def state(self) -> dict:
         return {
@@ -198,8 +200,7 @@ class FedMD:
                 "round": t,
                 "party": p.pid,
                 "arch": p.model.arch.name,
-                "accuracy": p.accuracy(self.x_test, self.y_test, b, self.task_outputs),
-                "accuracy_any_class": p.accuracy(self.x_test, self.y_test, b),
+                **p.accuracies(self.x_test, self.y_test, b, self.task_outputs),
             }
             for p in self.parties
         ]

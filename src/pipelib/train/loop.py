@@ -223,7 +223,12 @@ def accuracy(
     all outputs, which also counts a test image as wrong when a public class wins; call without
     ``outputs`` for that figure.
     """
-    logits = predict(model, x, batch)
+    return top1(predict(model, x, batch), y, outputs)
+
+
+def top1(logits: torch.Tensor, y: torch.Tensor, outputs: tuple[int, int] | None = None) -> float:
+    """Top-1 accuracy of ``logits`` (argmax over ``outputs=(start, stop)`` when given): one forward pass
+    can then score several ways (see :func:`accuracy`)."""
     if outputs is None:
         return float((logits.argmax(1) == y).float().mean())
     start, stop = outputs

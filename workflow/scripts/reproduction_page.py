@@ -1,0 +1,23 @@
+"""Rule reproduction_page: one paper's tables and figures as a Markdown page (docs/reproduction/<preset>/),
+generated from the results; its figures are copied beside it by rule reproduction_figure."""
+
+from pathlib import Path
+
+from pipelib.logs import to_log
+
+to_log(snakemake)
+from pipelib.report import pages
+
+i, p, page = snakemake.input, snakemake.params, snakemake.wildcards.page
+figures = {Path(f).stem: f"figures/{Path(f).name}" for f in i.figures}
+table = {name: i[name] if name in i.keys() else None for name in ("table_ldpdl", "table_ldpfl")}
+make = {
+    "table2": lambda: pages.table2_page(i.table2, p.commands["table2"]),
+    "table_rknn": lambda: pages.table_rknn_page(i.table_rknn, p.commands["table_rknn"]),
+    "headline": lambda: pages.headline_page(i.table2, i.table_rknn, p.preset),
+    "paper002": lambda: pages.paper002_page({k: i[k] for k in ("table3", "table4", "table5")}, figures, p.commands),
+    "paper003": lambda: pages.paper003_page(figures),
+    "paper004": lambda: pages.paper004_page(table["table_ldpdl"], figures, p.commands["table_ldpdl"]),
+    "paper001": lambda: pages.paper001_page(table["table_ldpfl"], figures, p.commands["table_ldpfl"]),
+}
+pages.write_pages({page: make[page]()}, {page: snakemake.output[0]})
