@@ -84,6 +84,16 @@ def dag():
                 {"scenario": "s", "party": str(p)},
             ),
         ]
+    dp = "results/dpsgd/s/a/eps1.0"
+    jobs += [  # DP-SGD: every party's records pooled (a baseline); its model and guarantee are a release
+        Job(
+            "dpsgd",
+            [f"results/partitions/s/party-{p}.parquet" for p in (0, 1)] + ["results/partitions/s/test.parquet"],
+            [f"{dp}/result.json", f"{dp}/model.pt", f"{dp}/releases.json"],
+            {"scenario": "s"},
+        ),
+        Job("privacy_ledger", [f"{dp}/releases.json"], ["results/privacy_ledger.csv"], {}),
+    ]
     r = "results/ldpdl/s/pm-eps5.0-q2-aqs"
     soft = [f"results/ldpdl/s/owners/party-{p}/soft.npy" for p in (0, 1)]
     jobs += [
@@ -145,7 +155,7 @@ def dag():
             [f"{d}/none/result.json"],
             {"scenario": "s"},
         ),
-        Job("compare", [f"{d}/none/result.json"], ["results/compare.csv"], {}),
+        Job("compare", [f"{d}/none/result.json", "results/dpsgd/s/a/eps1.0/result.json"], ["results/compare.csv"], {}),
     ]
     fl = "results/ldpfl/s/twopoint-eps5.0-adaptive/f1.0-m2"
     jobs += [  # LDP-FL: every client, the shuffler and the server in one federation job
@@ -238,6 +248,9 @@ def test_a_dag_that_keeps_the_boundary_passes():
         ("embed_party", CANARIES, "party-0", "a canary file"),
         ("audit_table", "results/distill/s/rknn-hog-s4-k1/answers/party-0.npy", None, "a private file"),
         ("compare", "results/fedmd/f/softmax/np/models.pt", None, "a private file"),
+        # DP-SGD pools the parties' records, never what their jobs derived privately, nor canaries
+        ("dpsgd", "results/distill/s/rknn-hog-s4-k1/answers/party-0.npy", None, "a private file"),
+        ("dpsgd", CANARIES, None, "a canary file"),
     ],
 )
 def test_each_kind_of_crossing_fails(rule, extra, match, why):

@@ -369,7 +369,7 @@ def test_tiny_tables_are_pinned(tiny, table):
 
 def test_ledger_lists_every_privatized_release(tiny):
     ledger = pd.read_csv(tiny / "results/tiny" / "privacy_ledger.csv")
-    assert set(ledger["method"]) == {"FedMD-NFDP", "FedMD-LDP", "reverse k-NN", "LDP-DL", "PATE", "LDP-FL"}
+    assert set(ledger["method"]) == {"FedMD-NFDP", "FedMD-LDP", "reverse k-NN", "LDP-DL", "PATE", "LDP-FL", "DP-SGD"}
     assert set(ledger.loc[ledger.method == "reverse k-NN", "mechanism"]) == {"none", "laplace", "rr", "collision"}
     assert ledger[["adjacency", "protected_unit", "accountant", "releases"]].notna().all().all()
     ldp = ledger[ledger.method == "FedMD-LDP"]
@@ -394,6 +394,7 @@ def test_compare_holds_every_method_in_one_schema(tiny):
         "PATE",
         "LDP-FL",
         "FedAvg",
+        "DP-SGD",
     }
     needed = ["epsilon", "delta", "adjacency", "accountant", "accuracy", "n", "preset", "device"]
     assert rows[needed].notna().all().all()
@@ -409,6 +410,10 @@ def test_compare_holds_every_method_in_one_schema(tiny):
     kinds = rows.groupby("method")["guarantee_kind"].agg(lambda k: set(k)).to_dict()
     assert kinds["FedMD-NFDP"] == kinds["FedMD-LDP"] == {"party"} and kinds["PATE"] == {"central"}
     assert kinds["LDP-DL"] == {"local"} and kinds["reverse k-NN"] == {"none", "central", "local"}
+    assert kinds["DP-SGD"] == {"central"}
+    dp = rows[rows.method == "DP-SGD"].iloc[0]  # the accountant's epsilon, at most the target of its run
+    assert dp["scenario"] == "femnist_iid" and 3.98 <= dp["epsilon"] <= 4.0 and dp["delta"] == 1e-5
+    assert dp["adjacency"] == "add/remove one record" and dp["accountant"].startswith("Opacus RDP")
     assert kinds["FedMD-NP"] == kinds["Centralized"] == kinds["FedAvg"] == {"none"}
     fl = rows[rows.method == "LDP-FL"]
     assert (fl["claim_kind"] == "per-weight-per-round").all() and (fl["claim_epsilon"] == fl["paper_epsilon"]).all()
@@ -484,6 +489,7 @@ RELEASE_FIELDS = {
     "ldpdl_release": {"scenario", "ldmech", "eps", "nq", "qs", "iteration", "owner"},
     "pate_curate": {"scenario", "eps"},
     "ldpfl": {"scenario", "flmech", "frac", "rounds", "client"},  # each round's draw adds the round
+    "dpsgd": {"scenario", "arch", "eps"},  # its two draws (sampling, noise) add which one
 }
 SHOWN_AS = {
     "ldmech": "{}-eps",
@@ -670,6 +676,7 @@ def test_the_audit_bounds_every_release_below_its_claim(tiny):
         "reverse k-NN",
         "FedMD-NP",
         "FedMD-NFDP",
+        "DP-SGD",
     }
     assert not a["exceeds_claim"].any()
     rr = a[a.method == "validation: randomized response"].set_index("epsilon")
@@ -687,6 +694,9 @@ def test_the_audit_bounds_every_release_below_its_claim(tiny):
     assert fm.loc["FedMD-NFDP", "audited_scenario"] == "femnist_iid-canaries-replace"
     assert fm.loc["FedMD-NFDP", "audit_delta"] == fm.loc["FedMD-NFDP", "delta"] > 0  # NFDP's own delta
     assert fm.loc["FedMD-NP", "audited_scenario"] == "femnist_iid-canaries-addremove"
+    dp = a[a.method == "DP-SGD"].iloc[0]  # its model, trained on the add/remove variant's pooled records
+    assert dp["audited_scenario"] == "femnist_iid-canaries-addremove" and dp["released"] == "the DP-SGD model"
+    assert dp["adjacency"] == "add/remove one record" and 3.98 <= dp["epsilon"] <= 4.0 and dp["audit_delta"] == 1e-5
     assert figure_data(tiny, "audit")["epsilon_lb"].tolist() == a["epsilon_lb"].tolist()
 
 

@@ -148,6 +148,44 @@ def model_scores(logits, canary_label: np.ndarray, true_label: np.ndarray) -> np
     return lp[rows, canary_label] - lp[rows, true_label]
 
 
+def _audit_model(
+    model,
+    method: str,
+    released: str,
+    canaries,
+    label_offset: int,
+    claim: Guarantee,
+    settings: dict,
+    fields: dict,
+    t0: float,
+    out_json,
+) -> dict:
+    """Score every canary by the released ``model`` (:func:`model_scores`) and bound epsilon."""
+    from .train import loop
+
+    frame, pixels, meta = canaries
+    logits = loop.predict(model, loop.to_device(pixels, "cpu"))
+    scores = model_scores(
+        logits,
+        frame["canary_label"].to_numpy().astype(np.int64) + label_offset,
+        frame["label"].to_numpy().astype(np.int64) + label_offset,
+    )
+    included = frame["included"].to_numpy()
+    found = audit(scores, included, audit_delta(claim), settings["confidence"], settings["fractions"])
+    row = _row(
+        claim,
+        found,
+        method=method,
+        released=released,
+        canary_adjacency=CANARY_ADJACENCY[meta["adjacency"]],
+        score="log-likelihood of the canary label minus of its true label",
+        wall_seconds=round(time.perf_counter() - t0, 2),
+        **fields,
+    )
+    write_json(row, out_json)
+    return row
+
+
 def audit_party_model(
     *,
     method: str,
@@ -164,35 +202,42 @@ def audit_party_model(
     sample, the public data and the others' answers, so the claim covers it."""
     from .io import load_torch
     from .privacy import NO_PRIVACY
-    from .train import loop
     from .train.supervised import model_from_state
 
     t0 = time.perf_counter()
-    frame, pixels, meta = read_images(canaries_path)
-    (state,) = [p for p in load_torch(models_path) if p["party"] == meta["party"]]
-    model = model_from_state(state, "cpu")
-    logits = loop.predict(model, loop.to_device(pixels, "cpu"))
-    scores = model_scores(
-        logits,
-        frame["canary_label"].to_numpy().astype(np.int64) + label_offset,
-        frame["label"].to_numpy().astype(np.int64) + label_offset,
-    )
-    rows = [r for p in guarantee_paths for r in read_releases(p) if int(r["party"]) == meta["party"]]
+    canaries = read_images(canaries_path)
+    party = canaries[2]["party"]
+    (state,) = [p for p in load_torch(models_path) if p["party"] == party]
+    rows = [r for p in guarantee_paths for r in read_releases(p) if int(r["party"]) == party]
     claim = Guarantee.from_row(rows[0]) if rows else NO_PRIVACY
-    included = frame["included"].to_numpy()
-    found = audit(scores, included, audit_delta(claim), audit_settings["confidence"], audit_settings["fractions"])
-    row = _row(
-        claim,
-        found,
-        method=method,
-        released="party 0's final model",
-        canary_adjacency=CANARY_ADJACENCY[meta["adjacency"]],
-        score="log-likelihood of the canary label minus of its true label",
-        wall_seconds=round(time.perf_counter() - t0, 2),
-        **fields,
+    model = model_from_state(state, "cpu")
+    return _audit_model(
+        model, method, "party 0's final model", canaries, label_offset, claim, audit_settings, fields, t0, out_json
     )
-    write_json(row, out_json)
-    return row
+
+
+def audit_dp_model(
+    *, canaries_path, model_path, releases_path, label_offset: int, audit_settings: dict, fields: dict, out_json
+) -> dict:
+    """Audit a DP-SGD model trained on the pooled records of an audited variant (party 0's include the
+    canaries); the claim is the model's guarantee (add/remove one pooled record)."""
+    from .methods.dpsgd import load_dp_model
+
+    t0 = time.perf_counter()
+    (claim,) = [Guarantee.from_row(r) for r in read_releases(releases_path)]
+    model = load_dp_model(model_path, "cpu")
+    return _audit_model(
+        model,
+        "DP-SGD",
+        "the DP-SGD model",
+        read_images(canaries_path),
+        label_offset,
+        claim,
+        audit_settings,
+        fields,
+        t0,
+        out_json,
+    )
 
 
 def audit_validation(

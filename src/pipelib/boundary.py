@@ -15,7 +15,8 @@ server      public data and privatized releases only
 federation  a FedMD row or an LDP-FL run: all parties (clients), the shuffler and the server in one job,
             the boundary kept in code (:mod:`pipelib.methods.fedmd`, :mod:`pipelib.methods.ldpfl`); its
             checkpoint and log are never an input of another rule
-baseline    the non-private centralized baseline on the pooled private data
+baseline    the centralized baselines on the pooled private data: non-private (its model is private), and
+            DP-SGD (its model is a privatized release, its guarantee in releases.json)
 audit       the privacy auditor (docs/audit.md): may read private data and the canary lists (which
             canaries an audited variant's party 0 holds); no other role may read a canary list
 report      tables, ledgers and pages made from results
@@ -67,6 +68,7 @@ ROLES = {
     "table_ldpfl": "report",
     "figure_p001": "report",
     "centralized": "baseline",
+    "dpsgd": "baseline",
     "nfdp_ledger": "report",
     "privacy_ledger": "report",
     "partition_summary": "report",
@@ -89,6 +91,7 @@ ROLES = {
     "audit_distill": "audit",
     "audit_validation": "audit",
     "audit_fedmd": "audit",
+    "audit_dpsgd": "audit",
     "audit_table": "report",
     "figure_audit": "report",
     "figure_compare": "report",

@@ -213,6 +213,7 @@ def _cross_check_audit(config: dict, running: dict) -> list[str]:
     problems = []
     rows = [("rknn", i, r) for i, r in enumerate(config["audit"]["rknn"])]
     rows += [("fedmd", i, r) for i, r in enumerate(config["audit"]["fedmd"])]
+    rows += [("dpsgd", i, r) for i, r in enumerate(config["audit"]["dpsgd"])]
     for section, i, row in rows:
         key = f"config key audit.{section}.{i}"
         if row["scenario"] not in config["scenarios"]:
@@ -222,6 +223,35 @@ def _cross_check_audit(config: dict, running: dict) -> list[str]:
         if section == "rknn" and row["encoder"] not in config["rknn"]["encoders"]:
             problems.append(f"{key}: unknown encoder {row['encoder']!r}")
     return problems
+
+
+def _cross_check_dpsgd(config: dict) -> list[str]:
+    """DP-SGD's scenarios exist; where it starts from the public pre-training, that model is one FedMD
+    pre-trains (its architecture is among fedmd.architectures)."""
+    problems = []
+    d = config["dpsgd"]
+    for i, name in enumerate(d["scenarios"]):
+        if name not in config["scenarios"]:
+            problems.append(f"config key dpsgd.scenarios.{i}: scenario {name!r} is not defined")
+        elif dpsgd_pretrained(config, name) and d["arch"] not in config["fedmd"]["architectures"]:
+            problems.append(
+                f"config key dpsgd.arch: {d['arch']!r} starts from the public pre-training of scenario {name!r}, "
+                f"which exists for fedmd.architectures only: {', '.join(config['fedmd']['architectures'])}"
+            )
+    return problems
+
+
+def dpsgd_pretrained(config: dict, scenario: str) -> bool:
+    """Whether DP-SGD on ``scenario`` starts from the public pre-training: only where the public dataset
+    is not the private one (pre-training reads the public dataset's train split)."""
+    sc = config["scenarios"][base_scenario(config, scenario)]
+    return sc["public"] != sc["private"]
+
+
+def dpsgd_scenarios(config: dict) -> list[str]:
+    """The scenarios DP-SGD runs on: ``dpsgd.scenarios`` that ``run.scenarios`` keeps."""
+    running = selected(config, "scenarios")
+    return [s for s in config["dpsgd"]["scenarios"] if s in running]
 
 
 def _cross_check(config: dict) -> list[str]:
@@ -240,7 +270,7 @@ def _cross_check(config: dict) -> list[str]:
         if scenario in config["scenarios"] and scenario not in running:
             problems.append(f"config key {key} needs scenario {scenario!r}, which run.scenarios leaves out")
     problems += _cross_check_papers(config) + _cross_check_ldpdl(config) + _cross_check_ldpfl(config)
-    problems += _cross_check_audit(config, running)
+    problems += _cross_check_audit(config, running) + _cross_check_dpsgd(config)
     encoder_problems = _cross_check_encoders(config["rknn"]["encoders"])
     problems += encoder_problems
     tasks = config["tasks"]
@@ -387,25 +417,28 @@ def canary_adjacency(mechanism: str) -> str:
 
 def audit_variant(config: dict, scenario: str, mechanism: str) -> str:
     """The scenario an audit of ``mechanism`` on ``scenario`` runs on: ``<scenario>-canaries-<adjacency>``.
-    ``mechanism``: a reverse k-NN mechanism, or a FedMD run (``np``: no claim; ``nfdp-...``: replace-one)."""
-    if mechanism == "np" or mechanism.startswith("nfdp-"):
-        adjacency = "addremove" if mechanism == "np" else "replace"
+    ``mechanism``: a reverse k-NN mechanism, a FedMD run (``np``: no claim; ``nfdp-...``: replace-one) or
+    ``dpsgd`` (add/remove one record)."""
+    if mechanism in ("np", "dpsgd") or mechanism.startswith("nfdp-"):
+        adjacency = "replace" if mechanism.startswith("nfdp-") else "addremove"
     else:
         adjacency = canary_adjacency(mechanism)
     return f"{scenario}-canaries-{adjacency}"
 
 
 def audit_rows(config: dict, section: str) -> list[dict]:
-    """The rows of ``audit.<section>`` (rknn, fedmd) whose scenario runs (``run.scenarios``)."""
+    """The rows of ``audit.<section>`` (rknn, fedmd, dpsgd) whose scenario runs (``run.scenarios``)."""
     running = selected(config, "scenarios")
     return [r for r in config["audit"][section] if r["scenario"] in running]
 
 
 def audited(config: dict) -> list[tuple[str, str]]:
-    """(scenario, mechanism or FedMD run) of every audited row whose scenario runs."""
-    return [(r["scenario"], r["mechanism"]) for r in audit_rows(config, "rknn")] + [
-        (r["scenario"], r["run"]) for r in audit_rows(config, "fedmd")
-    ]
+    """(scenario, mechanism, FedMD run or ``dpsgd``) of every audited row whose scenario runs."""
+    return (
+        [(r["scenario"], r["mechanism"]) for r in audit_rows(config, "rknn")]
+        + [(r["scenario"], r["run"]) for r in audit_rows(config, "fedmd")]
+        + [(r["scenario"], "dpsgd") for r in audit_rows(config, "dpsgd")]
+    )
 
 
 def base_scenario(config: dict, name: str) -> str:

@@ -78,6 +78,40 @@ rule audit_fedmd:
         "../scripts/audit_fedmd.py"
 
 
+rule audit_dpsgd:
+    input:
+        canaries=res("partitions/{scenario}/canaries.parquet"),
+        model=res("dpsgd/{scenario}/{arch}/eps{eps}/model.pt"),
+        releases=res("dpsgd/{scenario}/{arch}/eps{eps}/releases.json"),
+    output:
+        res("audit/dpsgd/{scenario}/{arch}/eps{eps}/audit.json"),
+    log:
+        res("logs/audit/dpsgd/{scenario}/{arch}/eps{eps}.log"),
+    benchmark:
+        res("benchmarks/audit/dpsgd/{scenario}/{arch}/eps{eps}.tsv")
+    wildcard_constraints:
+        eps=EPS,
+    conda:
+        "../envs/pipelib.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        code=code("audit_dpsgd.py"),
+        label_offset=lambda wc: raw.dataset(SCENARIOS[wc.scenario]["public"]).classes,
+        audit=AUDIT,
+        fields=lambda wc: {
+            "scenario": public_side(wc.scenario),
+            "audited_scenario": wc.scenario,
+            "mechanism": "dpsgd",
+            "preset": config["preset"],
+            "seed": seed_of(wc.scenario),
+        },
+    script:
+        "../scripts/audit_dpsgd.py"
+
+
 rule audit_validation:
     output:
         res("audit/validation/{name}/audit.json"),
@@ -106,7 +140,12 @@ rule audit_validation:
 rule audit_table:
     input:
         audit_validation_paths()
-        + [e["path"] for e in audit_rknn_entries() + audit_fedmd_entries()],
+        + [
+            e["path"]
+            for e in audit_rknn_entries()
+            + audit_fedmd_entries()
+            + audit_dpsgd_entries()
+        ],
     output:
         report(res("audit.csv"), caption="../report/audit.rst", category="Audit"),
     log:

@@ -12,6 +12,8 @@ from pipelib.config import (
     ConfigError,
     audit_rows,
     audit_variant,
+    dpsgd_pretrained,
+    dpsgd_scenarios,
     encoder_chain,
     party_variant,
     scenarios,
@@ -403,6 +405,33 @@ def centralized_runs():
     ]
 
 
+# ---------------------------------------------------------- DP-SGD (the central-DP baseline; dpsgd.smk)
+DPSGD = config["dpsgd"]
+DPSGD_GPUS = 0 if DPSGD["device"] == "cpu" else 1
+
+
+def dpsgd_dirs():
+    """The result folder of every DP-SGD run: per scenario of dpsgd.scenarios that runs, per epsilon."""
+    return [
+        res(f"dpsgd/{scenario}/{DPSGD['arch']}/eps{float(eps)!r}")
+        for scenario in dpsgd_scenarios(config)
+        for eps in DPSGD["epsilon"]
+    ]
+
+
+def dpsgd_inputs(wildcards):
+    """Every party's records (pooled by the job) and the test set; the public pre-trained model where the
+    scenario's public data is another dataset (else DP-SGD starts from scratch)."""
+    scenario = wildcards.scenario
+    out = {
+        "parties": [party_table(scenario, i) for i in party_ids(scenario)],
+        "test": res(f"partitions/{scenario}/test.parquet"),
+    }
+    if dpsgd_pretrained(config, scenario):
+        out["model"] = pretrained(scenario, wildcards.arch)
+    return out
+
+
 # ------------------------------------------------------------------ representations (reverse k-NN)
 RKNN_GPUS = 0 if RKNN["device"] == "cpu" else 1
 
@@ -550,7 +579,7 @@ def release_files():
             files.append(f"{Path(path).parent}/labels.guarantee.json")
         elif parts[0] == "ldpdl":
             files += ldpdl_release_guarantees(path)
-        elif parts[0] == "ldpfl":
+        elif parts[0] in ("ldpfl", "dpsgd"):
             files.append(f"{Path(path).parent}/releases.json")
     files = [f"{sample_dir(*key)}/ledger.csv" for key in dict.fromkeys(samples)] + files
     return list(dict.fromkeys(files))
@@ -565,6 +594,7 @@ def result_files():
     files += [e[k] for e in ldpdl_table_entries() for k in ("ldpdl", "pate")]
     files += [e["path"] for e in ldpdl_figure_entries()]
     files += ldpfl_paths()
+    files += [f"{d}/result.json" for d in dpsgd_dirs()]
     return list(dict.fromkeys(files))
 
 
@@ -1063,6 +1093,16 @@ def audit_fedmd_inputs(wc):
             f"{sample_dir(wc.scenario, sampling, k[1:])}/party-0.ledger.json"
         ]
     return inputs
+
+
+def audit_dpsgd_entries():
+    """Per audited DP-SGD run: its audited scenario (add/remove canaries), epsilon and the audit's output."""
+    out = []
+    for row in audit_rows(config, "dpsgd"):
+        scenario = audit_variant(config, row["scenario"], "dpsgd")
+        d = f"{scenario}/{DPSGD['arch']}/eps{float(row['epsilon'])!r}"
+        out.append({"scenario": scenario, "path": res(f"audit/dpsgd/{d}/audit.json")})
+    return out
 
 
 def audit_validation_paths():

@@ -1,0 +1,246 @@
+"""The DP-SGD baseline (issue 16): one model trained on all parties' records pooled with DP-SGD through
+Opacus, the central-DP reference every reader knows; its privacy is the model's (one record of the pooled
+data, add/remove), by Opacus's RDP accountant (:mod:`pipelib.privacy.dpsgd`).
+
+Initialization: the scenario's public pre-trained model where the public dataset is not the private one
+(the FedMD-NFDP scenarios), with its BatchNorm layers frozen as affine maps of the public statistics (per-
+example gradients cannot pass through batch statistics, and frozen ones read no private record); from
+scratch where public and private data are splits of one dataset (pre-training reads that dataset's train
+split, the private pool), with BatchNorm replaced by GroupNorm (Opacus's fix).
+
+The mechanism's randomness (which records each step samples, the gradient noise) is keyed by the release
+(scenario, architecture, epsilon) as every mechanism's is; the initialization and dropout by the run.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import warnings
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ..data.loaders import load_labelled
+from ..io import write_json
+from ..privacy import delta_vacuous, release_row, write_releases
+from ..privacy import dpsgd as mechanism
+from ..schema import result_row
+from ..seeding import release_key, release_torch_seed, torch_seed
+from ..train import loop
+from ..train.models import build
+from ..train.supervised import load_model, save_model
+
+log = logging.getLogger(__name__)
+RULE = "dpsgd"
+
+
+@dataclass(frozen=True)
+class DpSgdSettings:
+    """Epochs (T = epochs / q steps), expected batch size (q = 1 / ceil(n / batch)), Adam's learning rate and
+    the per-example clipping norm C."""
+
+    epochs: int
+    batch: int
+    lr: float
+    max_grad_norm: float
+
+    @classmethod
+    def from_config(cls, cfg: dict) -> DpSgdSettings:
+        return cls(int(cfg["epochs"]), int(cfg["batch"]), float(cfg["lr"]), float(cfg["max_grad_norm"]))
+
+
+def dp_ready(model: nn.Module, pretrained: bool) -> nn.Module:
+    """The model Opacus can train: a pre-trained model's BatchNorm layers frozen (no gradient, eval mode:
+    public statistics), a model from scratch with BatchNorm replaced by GroupNorm."""
+    if not pretrained:
+        from opacus.validators import ModuleValidator
+
+        return ModuleValidator.fix(model)
+    for m in model.modules():
+        if isinstance(m, nn.modules.batchnorm._BatchNorm):
+            m.requires_grad_(False)
+    return model
+
+
+def load_dp_model(path, device) -> nn.Module:
+    """A DP-SGD model from its file (``norm``: batch, frozen, or group, from scratch)."""
+    from ..io import load_torch
+    from ..train.supervised import model_from_state
+
+    state = load_torch(path)
+    if state.get("norm", "batch") == "batch":
+        return model_from_state(state, device, where=str(path))
+    model = dp_ready(build(state["arch"], state["in_shape"], state["n_classes"]), pretrained=False)
+    model.load_state_dict(state["state_dict"])
+    return model.to(device)
+
+
+def _train_mode(model: nn.Module) -> None:
+    model.train()
+    for m in model.modules():
+        if isinstance(m, nn.modules.batchnorm._BatchNorm):
+            m.eval()  # frozen: public running statistics, never batch statistics
+
+
+def private(model: nn.Module, optimizer, settings: DpSgdSettings, n: int, z: float, noise: torch.Generator):
+    """``model`` and an ``optimizer`` (class) over its trainable weights, made DP by Opacus: per-example
+    gradients clipped to ``settings.max_grad_norm``, Gaussian noise of std z C (from ``noise``) added to
+    their sum, divided by the expected batch n q. The sampling is ours (:func:`train`)."""
+    from opacus import PrivacyEngine
+
+    q, _ = mechanism.sampling(n, settings.batch)
+    opt = optimizer([p for p in model.parameters() if p.requires_grad], lr=settings.lr)
+    shape = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.arange(n)), batch_size=settings.batch)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Opacus's notes on secure RNG (our draws are keyed instead)
+        module, opt, _ = PrivacyEngine(accountant="rdp").make_private(
+            module=model,
+            optimizer=opt,
+            data_loader=shape,  # only its length: Opacus's q = 1 / len(shape) = ours
+            noise_multiplier=z,
+            max_grad_norm=settings.max_grad_norm,
+            poisson_sampling=False,  # we sample Poisson batches ourselves, from the keyed generator
+            noise_generator=noise,
+        )
+    if opt.expected_batch_size != int(n * q) or abs(1 / len(shape) - q) > 1e-12:
+        raise RuntimeError("Opacus's sampling rate differs from the one accounted for")
+    return module, opt
+
+
+def train(module, opt, x, y, q: float, steps: int, draws: torch.Generator, per_epoch: int = 0) -> int:
+    """``steps`` DP-SGD steps: each takes every record with probability ``q`` (from ``draws``); returns the
+    steps skipped because none was taken (probability (1 - q)^n each; the guarantee, which counts every
+    planned step, stays an upper bound)."""
+    n, skipped = len(x), 0
+    for step in range(steps):
+        _train_mode(module)
+        idx = (torch.rand(n, generator=draws) < q).nonzero().squeeze(1).to(x.device)
+        if len(idx) == 0:
+            skipped += 1
+            continue
+        loss = F.cross_entropy(module(loop.scale(x[idx])), y[idx])
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        loop.advance(len(idx))
+        if per_epoch and (step + 1) % per_epoch == 0:
+            log.info("epoch %d: last loss %.4f", (step + 1) // per_epoch, float(loss.detach()))
+    return skipped
+
+
+def dpsgd(
+    *,
+    scenario: str,
+    arch: str,
+    epsilon: float,
+    delta: float,
+    party_paths: list,
+    test_path,
+    model_path,
+    n_public_classes: int,
+    settings: DpSgdSettings,
+    device: str,
+    threads: int,
+    seed: int,
+    randomness: str,
+    preset: str,
+    release: dict,
+    out: dict,
+) -> dict:
+    """Train ``arch`` with DP-SGD at (``epsilon``, ``delta``) on the pooled records; write the result row,
+    the model (``out['model']``) and its guarantee (``out['releases']``). ``model_path`` is the public
+    pre-trained model, or None to start from scratch. ``release`` names the release (the job's wildcards)."""
+    loop.set_threads(threads)
+    dev = loop.pick_device(device)
+    pooled = [load_labelled(p, dev, offset=n_public_classes) for p in party_paths]
+    x, y = torch.cat([p[0] for p in pooled]), torch.cat([p[1] for p in pooled])
+    x_test, y_test, meta = load_labelled(test_path, dev, offset=n_public_classes)
+    task = (n_public_classes, n_public_classes + len(meta["task_classes"]))
+    loop.seed_everything(torch_seed(seed, RULE, scenario, arch))
+    if model_path is not None:
+        model = load_model(model_path, dev, task[1])
+    else:
+        model = build(arch, tuple(x.shape[1:]), task[1]).to(dev)
+    model = dp_ready(model.to(memory_format=torch.contiguous_format), model_path is not None)
+
+    n = len(x)
+    q, per_epoch = mechanism.sampling(n, settings.batch)
+    steps = settings.epochs * per_epoch
+    z = mechanism.noise_multiplier(epsilon, delta, q, steps)
+    guarantee = mechanism.guarantee(z, q, steps, delta)
+    key = release_key(RULE, release)
+    noise = torch.Generator(device=dev).manual_seed(
+        release_torch_seed(seed, randomness, RULE, {**release, "draw": "noise"})
+    )
+    draws = torch.Generator().manual_seed(release_torch_seed(seed, randomness, RULE, {**release, "draw": "sampling"}))
+    log.info(
+        "DP-SGD %s on %s: n = %d, q = %.5f, %d steps, z = %.4f, C = %g: (%.4f, %g)-DP",
+        arch,
+        scenario,
+        n,
+        q,
+        steps,
+        z,
+        settings.max_grad_norm,
+        guarantee.epsilon,
+        delta,
+    )
+
+    module, opt = private(model, torch.optim.Adam, settings, n, z, noise)
+    t0 = time.perf_counter()
+    with loop.progress(steps * n * q, f"DP-SGD {arch} eps {epsilon:g}"):
+        skipped = train(module, opt, x, y, q, steps, draws, per_epoch)
+    model = module._module
+    save_model(model, out["model"], scenario=scenario, norm="batch" if model_path is not None else "group")
+    accuracy = loop.accuracy(model, x_test, y_test, outputs=task)
+    write_releases(
+        [
+            release_row(
+                "DP-SGD",
+                scenario,
+                str(out["model"]),
+                -1,
+                "dpsgd",
+                guarantee,
+                randomness=randomness,
+                release_key=key,
+                n=n,
+                sigma=z,
+                seed=seed,
+            )
+        ],
+        out["releases"],
+    )
+    row = result_row(
+        guarantee,
+        method="DP-SGD",
+        scenario=scenario,
+        public_dataset=None,
+        private_dataset=meta["dataset"],
+        mechanism="dpsgd",
+        accuracy=accuracy,
+        accuracy_any_class=loop.accuracy(model, x_test, y_test),
+        delta_vacuous=delta_vacuous(delta, n),
+        n=n,
+        k=n,
+        parties=len(party_paths),
+        arch=arch,
+        epochs=settings.epochs,
+        sigma=z,
+        sampling_rate=q,
+        steps=steps,
+        steps_skipped=skipped,
+        max_grad_norm=settings.max_grad_norm,
+        init="public pre-trained, BatchNorm frozen" if model_path is not None else "scratch, GroupNorm",
+        randomness=randomness,
+        wall_seconds=time.perf_counter() - t0,
+        **loop.where(dev),
+        seed=seed,
+        preset=preset,
+    )
+    write_json(row, out["result"])
+    log.info("DP-SGD test accuracy %.4f at epsilon %.4f", accuracy, guarantee.epsilon)
+    return row
