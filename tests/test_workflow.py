@@ -38,11 +38,13 @@ def test_builds_every_scenario(tiny):
         "femnist_iid-canaries-replace",
         "rknn_mnist-canaries-addremove",
         "rknn_mnist-canaries-replace",
+        "ldpfl_mnist-canaries-replace",
     }
     parties = parts[parts.role == "party"].groupby("scenario").size()
-    sizes = {"ldpdl_mnist": 4, "ldpdl_mnist-n3": 3, "ldpfl_mnist": 8}
+    sizes = {"ldpdl_mnist": 4, "ldpdl_mnist-n3": 3, "ldpfl_mnist": 8, "ldpfl_mnist-canaries-replace": 8}
     assert parties.to_dict() == {s: sizes.get(s, 2 if s.endswith("-n2") else 3) for s in parties.index}
-    for scenario, count in parties.drop("ldpfl_mnist").items():  # LDP-FL's clients need no tables of their own
+    clients = ["ldpfl_mnist", "ldpfl_mnist-canaries-replace"]
+    for scenario, count in parties.drop(clients).items():  # LDP-FL's clients need no tables of their own
         for party in range(count):
             assert (tiny / f"results/tiny/partitions/{scenario}/party-{party}.parquet").is_file()
     pools = parts[parts.role == "party"].groupby("scenario")["n"].sum()
@@ -677,6 +679,7 @@ def test_the_audit_bounds_every_release_below_its_claim(tiny):
         "FedMD-NP",
         "FedMD-NFDP",
         "DP-SGD",
+        "LDP-FL",
     }
     assert not a["exceeds_claim"].any()
     rr = a[a.method == "validation: randomized response"].set_index("epsilon")
@@ -697,6 +700,9 @@ def test_the_audit_bounds_every_release_below_its_claim(tiny):
     dp = a[a.method == "DP-SGD"].iloc[0]  # its model, trained on the add/remove variant's pooled records
     assert dp["audited_scenario"] == "femnist_iid-canaries-addremove" and dp["released"] == "the DP-SGD model"
     assert dp["adjacency"] == "add/remove one record" and 3.98 <= dp["epsilon"] <= 4.0 and dp["audit_delta"] == 1e-5
+    fl = a[a.method == "LDP-FL"].iloc[0]  # the global model; client 0's composed claim, the paper's beside it
+    assert fl["audited_scenario"] == "ldpfl_mnist-canaries-replace" and fl["released"] == "the final global model"
+    assert fl["paper_epsilon"] == 8.0 and fl["epsilon"] > 1000 and fl["exceeds_paper_claim"] in (True, False)
     assert figure_data(tiny, "audit")["epsilon_lb"].tolist() == a["epsilon_lb"].tolist()
 
 
@@ -708,6 +714,7 @@ def test_only_the_auditor_reads_the_canaries(tiny, data_root):
     assert [c.parent.name for c in canaries] == [
         "femnist_iid-canaries-addremove",
         "femnist_iid-canaries-replace",
+        "ldpfl_mnist-canaries-replace",
         "rknn_mnist-canaries-addremove",
         "rknn_mnist-canaries-replace",
     ]

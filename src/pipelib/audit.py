@@ -37,6 +37,8 @@ COLUMNS = [
     "audit_delta",
     "confidence",
     "exceeds_claim",
+    "paper_epsilon",
+    "exceeds_paper_claim",
     "auc",
     "canaries",
     "included",
@@ -159,6 +161,7 @@ def _audit_model(
     fields: dict,
     t0: float,
     out_json,
+    paper_epsilon: float | None = None,
 ) -> dict:
     """Score every canary by the released ``model`` (:func:`model_scores`) and bound epsilon."""
     from .train import loop
@@ -182,6 +185,9 @@ def _audit_model(
         wall_seconds=round(time.perf_counter() - t0, 2),
         **fields,
     )
+    if paper_epsilon is not None:  # a paper's claim beside the guarantee (LDP-FL's per-weight epsilon)
+        row["paper_epsilon"] = paper_epsilon
+        row["exceeds_paper_claim"] = bool(found["epsilon_lb"] > paper_epsilon * (1 + 1e-9))
     write_json(row, out_json)
     return row
 
@@ -237,6 +243,39 @@ def audit_dp_model(
         fields,
         t0,
         out_json,
+    )
+
+
+def audit_ldpfl_model(
+    *, canaries_path, model_path, releases_path, audit_settings: dict, fields: dict, out_json
+) -> dict:
+    """Audit an LDP-FL run's final global model; client 0 holds the canaries.  The claim is client 0's
+    guarantee (its data, every weight of every round composed); the paper's per-weight, per-round epsilon
+    is set beside it (``paper_epsilon``), since a bound above it refutes that claim as a bound on what a
+    client's data leaks."""
+    from .io import load_torch
+    from .privacy import NO_PRIVACY
+    from .train.supervised import model_from_state
+
+    t0 = time.perf_counter()
+    canaries = read_images(canaries_path)
+    party = canaries[2]["party"]
+    rows = [r for r in read_releases(releases_path) if int(r["party"]) == party]
+    claim = Guarantee.from_row(rows[0]) if rows and rows[0].get("epsilon") is not None else NO_PRIVACY
+    paper = rows[0].get("paper_epsilon") if rows else None
+    model = model_from_state(load_torch(model_path), "cpu")
+    return _audit_model(
+        model,
+        "LDP-FL" if math.isfinite(claim.epsilon) else "FedAvg",
+        "the final global model",
+        canaries,
+        0,
+        claim,
+        audit_settings,
+        fields,
+        t0,
+        out_json,
+        paper_epsilon=None if paper is None or (isinstance(paper, float) and math.isnan(paper)) else float(paper),
     )
 
 

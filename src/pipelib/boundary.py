@@ -92,6 +92,7 @@ ROLES = {
     "audit_validation": "audit",
     "audit_fedmd": "audit",
     "audit_dpsgd": "audit",
+    "audit_ldpfl": "audit",
     "audit_table": "report",
     "figure_audit": "report",
     "figure_compare": "report",

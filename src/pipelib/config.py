@@ -214,6 +214,7 @@ def _cross_check_audit(config: dict, running: dict) -> list[str]:
     rows = [("rknn", i, r) for i, r in enumerate(config["audit"]["rknn"])]
     rows += [("fedmd", i, r) for i, r in enumerate(config["audit"]["fedmd"])]
     rows += [("dpsgd", i, r) for i, r in enumerate(config["audit"]["dpsgd"])]
+    rows += [("ldpfl", i, r) for i, r in enumerate(config["audit"]["ldpfl"])]
     for section, i, row in rows:
         key = f"config key audit.{section}.{i}"
         if row["scenario"] not in config["scenarios"]:
@@ -222,6 +223,8 @@ def _cross_check_audit(config: dict, running: dict) -> list[str]:
             problems.append(f"{key}: audit a defined scenario, not the variant {row['scenario']!r}")
         if section == "rknn" and row["encoder"] not in config["rknn"]["encoders"]:
             problems.append(f"{key}: unknown encoder {row['encoder']!r}")
+        if section == "ldpfl" and row["scenario"] not in [d["scenario"] for d in config["ldpfl"]["datasets"].values()]:
+            problems.append(f"{key}: scenario {row['scenario']!r} is in no ldpfl.datasets entry")
     return problems
 
 
@@ -239,6 +242,15 @@ def _cross_check_dpsgd(config: dict) -> list[str]:
                 f"which exists for fedmd.architectures only: {', '.join(config['fedmd']['architectures'])}"
             )
     return problems
+
+
+def ldpfl_dataset(config: dict, scenario: str) -> tuple[str, dict]:
+    """The ``ldpfl.datasets`` entry (label, settings) of a scenario or of one of its variants."""
+    base = re.sub(VARIANT, "", scenario)
+    for label, d in config["ldpfl"]["datasets"].items():
+        if d["scenario"] in (scenario, base):
+            return label, d
+    raise ValueError(f"scenario {scenario!r} is in no ldpfl.datasets entry")
 
 
 def dpsgd_pretrained(config: dict, scenario: str) -> bool:
@@ -417,33 +429,37 @@ def canary_adjacency(mechanism: str) -> str:
 
 def audit_variant(config: dict, scenario: str, mechanism: str) -> str:
     """The scenario an audit of ``mechanism`` on ``scenario`` runs on: ``<scenario>-canaries-<adjacency>``.
-    ``mechanism``: a reverse k-NN mechanism, a FedMD run (``np``: no claim; ``nfdp-...``: replace-one) or
-    ``dpsgd`` (add/remove one record)."""
-    if mechanism in ("np", "dpsgd") or mechanism.startswith("nfdp-"):
-        adjacency = "replace" if mechanism.startswith("nfdp-") else "addremove"
+    ``mechanism``: a reverse k-NN mechanism, a FedMD run (``np``: no claim; ``nfdp-...``: replace-one),
+    ``dpsgd`` (add/remove one record) or an LDP-FL run (``twopoint-...``: local, so replace; ``none``)."""
+    if mechanism in ("np", "dpsgd") or mechanism.startswith(("nfdp-", "twopoint-")):
+        adjacency = "replace" if mechanism.startswith(("nfdp-", "twopoint-")) else "addremove"
     else:
         adjacency = canary_adjacency(mechanism)
     return f"{scenario}-canaries-{adjacency}"
 
 
 def audit_rows(config: dict, section: str) -> list[dict]:
-    """The rows of ``audit.<section>`` (rknn, fedmd, dpsgd) whose scenario runs (``run.scenarios``)."""
+    """The rows of ``audit.<section>`` (rknn, fedmd, dpsgd, ldpfl) whose scenario runs (``run.scenarios``)."""
     running = selected(config, "scenarios")
     return [r for r in config["audit"][section] if r["scenario"] in running]
 
 
 def audited(config: dict) -> list[tuple[str, str]]:
-    """(scenario, mechanism, FedMD run or ``dpsgd``) of every audited row whose scenario runs."""
+    """(scenario, mechanism, FedMD run, ``dpsgd`` or LDP-FL run) of every audited row whose scenario runs."""
     return (
         [(r["scenario"], r["mechanism"]) for r in audit_rows(config, "rknn")]
         + [(r["scenario"], r["run"]) for r in audit_rows(config, "fedmd")]
         + [(r["scenario"], "dpsgd") for r in audit_rows(config, "dpsgd")]
+        + [(r["scenario"], r["run"]) for r in audit_rows(config, "ldpfl")]
     )
+
+
+VARIANT = r"-(n[0-9]+|canaries-[a-z]+)$"  # what a variant adds to its scenario's name
 
 
 def base_scenario(config: dict, name: str) -> str:
     """The defined scenario a variant is made from (itself for a defined one)."""
-    return name if name in config["scenarios"] else re.sub(r"-(n[0-9]+|canaries-[a-z]+)$", "", name)
+    return name if name in config["scenarios"] else re.sub(VARIANT, "", name)
 
 
 def scenario_seed(config: dict, name: str) -> int:

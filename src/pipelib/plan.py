@@ -140,12 +140,18 @@ def job_work(rule: str, wc: dict, config: dict, results_dir: str) -> Work | None
         test = _test_n(config, results_dir, wc["scenario"])
         extra = _public_n(config, results_dir, wc["scenario"]) if wc.get("qs") == "aqs" else 0
         w.add(s["arch"], SHAPES[sc["public"]], 1024, FORWARD * (test + extra))
+    elif rule == "dpsgd":  # epochs over the pooled records (counted as plain training passes)
+        d, sc = config["dpsgd"], config["scenarios"][wc["scenario"]]
+        ns, w.estimated = _party_n(config, results_dir, wc["scenario"])
+        w.add(wc["arch"], SHAPES[sc["private"]], d["batch"], d["epochs"] * sum(ns))
     elif rule == "ldpfl":  # the selected clients' local epochs every round (timed as one client's steps)
         d, sc = config["ldpfl"], config["scenarios"][wc["scenario"]]
-        label = next(k for k, v in d["datasets"].items() if wc["scenario"].split("-n")[0] == v["scenario"])
+        from .config import ldpfl_dataset
+
+        entry = ldpfl_dataset(config, wc["scenario"])[1]
         ns, w.estimated = _party_n(config, results_dir, wc["scenario"])
         per_round = max(1, round(float(wc["frac"]) * len(ns)))
-        arch, shape = d["datasets"][label]["arch"], SHAPES[sc["private"]]
+        arch, shape = entry["arch"], SHAPES[sc["private"]]
         w.add(arch, shape, d["batch"], int(wc["rounds"]) * per_round * d["local_epochs"] * sum(ns) / len(ns))
         test = _test_n(config, results_dir, wc["scenario"])
         w.add(arch, shape, 1024, FORWARD * (int(wc["rounds"]) + 1) * test)

@@ -112,6 +112,37 @@ rule audit_dpsgd:
         "../scripts/audit_dpsgd.py"
 
 
+rule audit_ldpfl:
+    input:
+        canaries=res("partitions/{scenario}/canaries.parquet"),
+        model=res("ldpfl/{scenario}/{flmech}/f{frac}-m{rounds}/model.pt"),
+        releases=res("ldpfl/{scenario}/{flmech}/f{frac}-m{rounds}/releases.json"),
+    output:
+        res("audit/ldpfl/{scenario}/{flmech}/f{frac}-m{rounds}/audit.json"),
+    log:
+        res("logs/audit/ldpfl/{scenario}/{flmech}/f{frac}-m{rounds}.log"),
+    benchmark:
+        res("benchmarks/audit/ldpfl/{scenario}/{flmech}/f{frac}-m{rounds}.tsv")
+    conda:
+        "../envs/pipelib.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        code=code("audit_ldpfl.py"),
+        audit=AUDIT,
+        fields=lambda wc: {
+            "scenario": public_side(wc.scenario),
+            "audited_scenario": wc.scenario,
+            "mechanism": f"{wc.flmech} (f{wc.frac}, {wc.rounds} rounds)",
+            "preset": config["preset"],
+            "seed": seed_of(wc.scenario),
+        },
+    script:
+        "../scripts/audit_ldpfl.py"
+
+
 rule audit_validation:
     output:
         res("audit/validation/{name}/audit.json"),
@@ -145,6 +176,7 @@ rule audit_table:
             for e in audit_rknn_entries()
             + audit_fedmd_entries()
             + audit_dpsgd_entries()
+            + audit_ldpfl_entries()
         ],
     output:
         report(res("audit.csv"), caption="../report/audit.rst", category="Audit"),

@@ -12,8 +12,10 @@ from pipelib.config import (
     ConfigError,
     audit_rows,
     audit_variant,
+    base_scenario,
     dpsgd_pretrained,
     dpsgd_scenarios,
+    ldpfl_dataset as ldpfl_dataset_of,
     encoder_chain,
     party_variant,
     scenarios,
@@ -919,12 +921,8 @@ def ldpfl_run(epsilon, radius):
 
 
 def ldpfl_dataset(scenario):
-    """The ldpfl.datasets entry of a scenario or of one of its <scenario>-n<N> variants."""
-    base = re.sub(r"-n[0-9]+$", "", scenario)
-    for label, d in LDPFL["datasets"].items():
-        if d["scenario"] in (scenario, base):
-            return label, d
-    raise ValueError(f"scenario {scenario!r} is in no ldpfl.datasets entry")
+    """The ldpfl.datasets entry of a scenario or of one of its variants (pipelib.config)."""
+    return ldpfl_dataset_of(config, scenario)
 
 
 def ldpfl_entries():
@@ -1102,6 +1100,30 @@ def audit_dpsgd_entries():
         scenario = audit_variant(config, row["scenario"], "dpsgd")
         d = f"{scenario}/{DPSGD['arch']}/eps{float(row['epsilon'])!r}"
         out.append({"scenario": scenario, "path": res(f"audit/dpsgd/{d}/audit.json")})
+    return out
+
+
+def audit_ldpfl_entries():
+    """Per audited LDP-FL run: its audited scenario (client 0 holds the canaries), run folder and output."""
+    out = []
+    for row in audit_rows(config, "ldpfl"):
+        scenario = audit_variant(config, row["scenario"], row["run"])
+        run = Path(
+            ldpfl_dir(
+                scenario,
+                row["run"],
+                LDPFL["fraction"],
+                ldpfl_dataset(row["scenario"])[1]["rounds"],
+            )
+        )
+        d = run.relative_to(res("ldpfl"))
+        out.append(
+            {
+                "scenario": scenario,
+                "run": str(run),
+                "path": res(f"audit/ldpfl/{d}/audit.json"),
+            }
+        )
     return out
 
 
