@@ -39,9 +39,11 @@ def test_builds_every_scenario(tiny):
         "rknn_mnist-canaries-addremove",
         "rknn_mnist-canaries-replace",
         "ldpfl_mnist-canaries-replace",
+        "ldpdl_mnist-canaries-replace",
     }
     parties = parts[parts.role == "party"].groupby("scenario").size()
     sizes = {"ldpdl_mnist": 4, "ldpdl_mnist-n3": 3, "ldpfl_mnist": 8, "ldpfl_mnist-canaries-replace": 8}
+    sizes["ldpdl_mnist-canaries-replace"] = 4
     assert parties.to_dict() == {s: sizes.get(s, 2 if s.endswith("-n2") else 3) for s in parties.index}
     clients = ["ldpfl_mnist", "ldpfl_mnist-canaries-replace"]
     for scenario, count in parties.drop(clients).items():  # LDP-FL's clients need no tables of their own
@@ -680,6 +682,8 @@ def test_the_audit_bounds_every_release_below_its_claim(tiny):
         "FedMD-NFDP",
         "DP-SGD",
         "LDP-FL",
+        "LDP-DL",
+        "PATE",
     }
     assert not a["exceeds_claim"].any()
     rr = a[a.method == "validation: randomized response"].set_index("epsilon")
@@ -703,6 +707,14 @@ def test_the_audit_bounds_every_release_below_its_claim(tiny):
     fl = a[a.method == "LDP-FL"].iloc[0]  # the global model; client 0's composed claim, the paper's beside it
     assert fl["audited_scenario"] == "ldpfl_mnist-canaries-replace" and fl["released"] == "the final global model"
     assert fl["paper_epsilon"] == 8.0 and fl["epsilon"] > 1000 and fl["exceeds_paper_claim"] in (True, False)
+    st = a[a.method.isin(["LDP-DL", "PATE"])].set_index("method")  # the final students; owner 0's claim
+    assert set(st["audited_scenario"]) == {"ldpdl_mnist-canaries-replace"} and set(st["released"]) == {
+        "the final student"
+    }
+    assert (
+        st.loc["LDP-DL", "adjacency"] == "any two inputs of a local randomizer" and st.loc["LDP-DL", "epsilon"] <= 8.0
+    )
+    assert st.loc["PATE", "adjacency"] == "replace one record" and 7.9 < st.loc["PATE", "epsilon"] <= 8.0
     assert figure_data(tiny, "audit")["epsilon_lb"].tolist() == a["epsilon_lb"].tolist()
 
 
@@ -714,6 +726,7 @@ def test_only_the_auditor_reads_the_canaries(tiny, data_root):
     assert [c.parent.name for c in canaries] == [
         "femnist_iid-canaries-addremove",
         "femnist_iid-canaries-replace",
+        "ldpdl_mnist-canaries-replace",
         "ldpfl_mnist-canaries-replace",
         "rknn_mnist-canaries-addremove",
         "rknn_mnist-canaries-replace",

@@ -279,6 +279,26 @@ def audit_ldpfl_model(
     )
 
 
+def audit_student(
+    *, method: str, canaries_path, model_path, claim_path, audit_settings: dict, fields: dict, out_json
+) -> dict:
+    """Audit a distillation run's final student (LDP-DL with AQS, or PATE), trained from the privatized
+    answers only; owner 0 holds the canaries.  The claim: owner 0's guarantee composed over every answer it
+    gave (LDP-DL's ``owners.csv``), or the curator's (PATE's labels)."""
+    from .io import load_torch
+    from .train.supervised import model_from_state
+
+    t0 = time.perf_counter()
+    canaries = read_images(canaries_path)
+    if str(claim_path).endswith(".csv"):
+        owners = pd.read_csv(claim_path)
+        claim = Guarantee.from_row(owners[owners["owner"] == canaries[2]["party"]].iloc[0].to_dict())
+    else:
+        (claim,) = [Guarantee.from_row(r) for r in read_releases(claim_path)]
+    model = model_from_state(load_torch(model_path), "cpu")
+    return _audit_model(model, method, "the final student", canaries, 0, claim, audit_settings, fields, t0, out_json)
+
+
 def audit_validation(
     *, epsilon: float, audit_settings: dict, seed: int, randomness: str, fields: dict, out_json
 ) -> dict:

@@ -93,6 +93,7 @@ ROLES = {
     "audit_fedmd": "audit",
     "audit_dpsgd": "audit",
     "audit_ldpfl": "audit",
+    "audit_ldpdl": "audit",
     "audit_table": "report",
     "figure_audit": "report",
     "figure_compare": "report",

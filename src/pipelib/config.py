@@ -215,6 +215,7 @@ def _cross_check_audit(config: dict, running: dict) -> list[str]:
     rows += [("fedmd", i, r) for i, r in enumerate(config["audit"]["fedmd"])]
     rows += [("dpsgd", i, r) for i, r in enumerate(config["audit"]["dpsgd"])]
     rows += [("ldpfl", i, r) for i, r in enumerate(config["audit"]["ldpfl"])]
+    rows += [("ldpdl", i, r) for i, r in enumerate(config["audit"]["ldpdl"])]
     for section, i, row in rows:
         key = f"config key audit.{section}.{i}"
         if row["scenario"] not in config["scenarios"]:
@@ -430,16 +431,17 @@ def canary_adjacency(mechanism: str) -> str:
 def audit_variant(config: dict, scenario: str, mechanism: str) -> str:
     """The scenario an audit of ``mechanism`` on ``scenario`` runs on: ``<scenario>-canaries-<adjacency>``.
     ``mechanism``: a reverse k-NN mechanism, a FedMD run (``np``: no claim; ``nfdp-...``: replace-one),
-    ``dpsgd`` (add/remove one record) or an LDP-FL run (``twopoint-...``: local, so replace; ``none``)."""
-    if mechanism in ("np", "dpsgd") or mechanism.startswith(("nfdp-", "twopoint-")):
-        adjacency = "replace" if mechanism.startswith(("nfdp-", "twopoint-")) else "addremove"
+    ``dpsgd`` (add/remove one record), ``pate`` (replace one record) or an LDP-FL run (``twopoint-...``:
+    local, so replace; ``none``)."""
+    if mechanism in ("np", "dpsgd", "pate") or mechanism.startswith(("nfdp-", "twopoint-")):
+        adjacency = "addremove" if mechanism in ("np", "dpsgd") else "replace"
     else:
         adjacency = canary_adjacency(mechanism)
     return f"{scenario}-canaries-{adjacency}"
 
 
 def audit_rows(config: dict, section: str) -> list[dict]:
-    """The rows of ``audit.<section>`` (rknn, fedmd, dpsgd, ldpfl) whose scenario runs (``run.scenarios``)."""
+    """The rows of ``audit.<section>`` (rknn, fedmd, dpsgd, ldpfl, ldpdl) whose scenario runs (``run.scenarios``)."""
     running = selected(config, "scenarios")
     return [r for r in config["audit"][section] if r["scenario"] in running]
 
@@ -451,6 +453,7 @@ def audited(config: dict) -> list[tuple[str, str]]:
         + [(r["scenario"], r["run"]) for r in audit_rows(config, "fedmd")]
         + [(r["scenario"], "dpsgd") for r in audit_rows(config, "dpsgd")]
         + [(r["scenario"], r["run"]) for r in audit_rows(config, "ldpfl")]
+        + [(r["scenario"], r["mechanism"]) for r in audit_rows(config, "ldpdl")]
     )
 
 

@@ -143,6 +143,38 @@ rule audit_ldpfl:
         "../scripts/audit_ldpfl.py"
 
 
+rule audit_ldpdl:
+    input:
+        unpack(audit_ldpdl_inputs),
+    output:
+        res("audit/ldpdl/{scenario}/{run}/audit.json"),
+    log:
+        res("logs/audit/ldpdl/{scenario}/{run}.log"),
+    benchmark:
+        res("benchmarks/audit/ldpdl/{scenario}/{run}.tsv")
+    wildcard_constraints:
+        run=r"pate-eps[0-9.]+|[a-z]+-eps[0-9.]+-q[0-9]+-aqs",
+    conda:
+        "../envs/pipelib.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        code=code("audit_ldpdl.py"),
+        method=lambda wc: "PATE" if wc.run.startswith("pate-") else "LDP-DL",
+        audit=AUDIT,
+        fields=lambda wc: {
+            "scenario": public_side(wc.scenario),
+            "audited_scenario": wc.scenario,
+            "mechanism": wc.run,
+            "preset": config["preset"],
+            "seed": seed_of(wc.scenario),
+        },
+    script:
+        "../scripts/audit_ldpdl.py"
+
+
 rule audit_validation:
     output:
         res("audit/validation/{name}/audit.json"),
@@ -177,6 +209,7 @@ rule audit_table:
             + audit_fedmd_entries()
             + audit_dpsgd_entries()
             + audit_ldpfl_entries()
+            + audit_ldpdl_entries()
         ],
     output:
         report(res("audit.csv"), caption="../report/audit.rst", category="Audit"),

@@ -1127,6 +1127,44 @@ def audit_ldpfl_entries():
     return out
 
 
+def audit_ldpdl_entries():
+    """Per audited LDP-DL (with AQS) or PATE run: its audited scenario (owner 0 holds the canaries), the
+    run's folder name and the audit's output."""
+    out = []
+    for row in audit_rows(config, "ldpdl"):
+        scenario = audit_variant(config, row["scenario"], row["mechanism"])
+        eps = float(row["epsilon"])
+        run = (
+            f"pate-eps{eps!r}"
+            if row["mechanism"] == "pate"
+            else f"{row['mechanism']}-eps{eps!r}-q{LDPDL['per_query']}-aqs"
+        )
+        out.append(
+            {
+                "scenario": scenario,
+                "path": res(f"audit/ldpdl/{scenario}/{run}/audit.json"),
+            }
+        )
+    return out
+
+
+def audit_ldpdl_inputs(wc):
+    """The auditor reads the canary list, the run's final student and its claim: owner 0's composed
+    ledger (LDP-DL's owners.csv of the last iteration) or the curator's guarantee (PATE).
+    """
+    d = res(f"ldpdl/{wc.scenario}/{wc.run}")
+    if wc.run.startswith("pate-"):
+        last, claim = d, f"{d}/labels.guarantee.json"
+    else:
+        last = f"{d}/iter-{ldpdl_shape('aqs')[1]}"
+        claim = f"{last}/owners.csv"
+    return {
+        "canaries": f"{partition_dir(wc.scenario)}/canaries.parquet",
+        "model": f"{last}/student.pt",
+        "claim": claim,
+    }
+
+
 def audit_validation_paths():
     return [
         res(f"audit/validation/{name}/audit.json")
