@@ -165,7 +165,7 @@ def test_changing_one_table2_k_reruns_only_that_row(tiny, data_root, tmp_path):
         "privacy_ledger": 1,
         "compare": 1,
         "figure_compare": 8,  # one per scenario, drawn from compare.csv
-        "reproduction_page": 3,  # table2, headline, and paper002 (it shows the rounds figure)
+        "reproduction_page": 4,  # table2, headline, paper002 (it shows the rounds figure), compare
         "reproduction_figure": 1,  # the rounds figure's copy beside the pages
         "all": 1,
     }
@@ -464,7 +464,7 @@ def test_editing_the_report_module_reruns_no_training(tiny, data_root, tmp_path)
         "table_ldpfl": 1,
         "compare": 1,
         "figure_compare": 8,  # downstream of compare.csv
-        "reproduction_page": 6,  # every page made from a table (not paper003: figures only)
+        "reproduction_page": 7,  # every page made from a table (not paper003: figures only)
         "reproduction_figure": 1,  # the rounds figure's copy
         "all": 1,
     }
@@ -716,6 +716,22 @@ def test_the_audit_bounds_every_release_below_its_claim(tiny):
     )
     assert st.loc["PATE", "adjacency"] == "replace one record" and 7.9 < st.loc["PATE", "epsilon"] <= 8.0
     assert figure_data(tiny, "audit")["epsilon_lb"].tolist() == a["epsilon_lb"].tolist()
+
+
+def test_the_comparison_page_shows_every_scenario_and_every_audit_row(tiny):
+    """docs/reproduction/<preset>/compare.md: per scenario of compare.csv, each method's best row at each kind
+    of guarantee; then every audit row with its claim and bound."""
+    page = (tiny / "docs/reproduction/tiny/compare.md").read_text()
+    rows, audit = pd.read_csv(tiny / "results/tiny/compare.csv"), pd.read_csv(tiny / "results/tiny/audit.csv")
+    for scenario, group in rows.groupby("scenario"):
+        section = page.split(f"## {scenario}\n", 1)[1].split("\n## ", 1)[0]
+        assert len([line for line in section.splitlines() if line.startswith("| ")]) - 1 == len(
+            group.groupby(["method", "guarantee_kind"])
+        )
+        best = group.loc[group["accuracy"].idxmax()]
+        assert f"| {best['accuracy']:.4f} |" in section
+    audit_section = page.split("## The audit", 1)[1]
+    assert len([line for line in audit_section.splitlines() if line.startswith("| ")]) - 1 == len(audit)
 
 
 def test_only_the_auditor_reads_the_canaries(tiny, data_root):

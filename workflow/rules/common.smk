@@ -299,6 +299,7 @@ PAGES = (
     "paper003",
     "paper004",
     "paper001",
+    "compare",
 )
 
 
@@ -1022,6 +1023,7 @@ def page_inputs(wildcards):
         "paper003": [],
         "paper004": ["table_ldpdl"] if ldpdl_table_entries() else [],
         "paper001": ["table_ldpfl"] if ldpfl_paths("table") else [],
+        "compare": ["compare", "audit"],
     }[page]
     prefix = {
         "paper002": "p002_",

@@ -184,6 +184,7 @@ rule reproduction_page:
                 "table5",
                 "table_ldpdl",
                 "table_ldpfl",
+                "compare",
             )
         },
     script:
