@@ -39,3 +39,16 @@ def test_check_config_validates_a_preset_merged_over_config_yaml(capsys, tmp_pat
     bad.write_text("fedmd:\n  rounds: [\n")
     assert main(["check-config", str(bad)]) == 2
     assert f"{bad}: YAML syntax error at line" in capsys.readouterr().err
+
+
+def test_timings_sum_each_rules_jobs(tmp_path, capsys):
+    """`pipelib timings`: per rule, the jobs, summed and longest wall time from the benchmark files."""
+    bench = tmp_path / "benchmarks"
+    for rel, s in [("fedmd/a/x.tsv", 30.0), ("fedmd/b/y.tsv", 90.0), ("table2.tsv", 2.0)]:
+        (bench / rel).parent.mkdir(parents=True, exist_ok=True)
+        (bench / rel).write_text(f"s\th:m:s\tmax_rss\n{s}\t0:00:00\t{10 * s}\n")
+    assert main(["timings", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "| `fedmd` | 2 | 2.0 min | 1.5 min | 900 MB |" in out and "| `table2` | 1 | 2 s | 2 s | 20 MB |" in out
+    assert "| all | 3 | 2.0 min | | |" in out
+    assert main(["timings", str(tmp_path / "nowhere")]) == 2

@@ -1,6 +1,7 @@
 """Command line: ``pipelib nfdp`` (NFDP guarantee, or the largest k for a target), ``pipelib check-config``
 (validate config files the way the workflow does), ``pipelib verify`` (check every output under a results
-folder), ``pipelib sync-readme`` (copy the generated headline tables into README.md)."""
+folder), ``pipelib sync-readme`` (copy the generated headline tables into README.md), ``pipelib timings`` (wall
+time per stage of a run, from its benchmark files)."""
 
 from __future__ import annotations
 
@@ -59,6 +60,13 @@ def _sync_readme(args) -> int:
     return 0
 
 
+def _timings(args) -> int:
+    from .report.timings import markdown
+
+    print(markdown(args.results_dir, args.rules))
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="pipelib", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -79,6 +87,10 @@ def main(argv=None) -> int:
     r.add_argument("--headline", default="docs/reproduction/reduced/headline.md")
     r.add_argument("--readme", default="README.md")
     r.set_defaults(func=_sync_readme)
+    t = sub.add_parser("timings", help="wall time per stage of a run, from its per-job benchmark files (Markdown)")
+    t.add_argument("results_dir", nargs="?", default="results", help="the folder (default: results)")
+    t.add_argument("--rules", nargs="*", help="only these rules")
+    t.set_defaults(func=_timings)
     args = parser.parse_args(argv)
     if args.command == "nfdp" and (args.k is None) == (args.epsilon is None or args.delta is None):
         parser.error("nfdp needs either --k, or both --epsilon and --delta")

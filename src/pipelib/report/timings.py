@@ -1,0 +1,61 @@
+"""Wall time per stage from a run's per-job benchmark files (``<results_dir>/benchmarks/<rule>/...tsv``,
+written by Snakemake's ``benchmark:``): jobs, summed and longest wall time, peak memory per rule.
+
+``pipelib timings results/reduced`` prints it as Markdown (a generated table, never typed).  Summed
+job time is not elapsed time: two jobs share the 2 cores of the reference machine, so a rule's
+elapsed share is about half its sum when it ran two at a time.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+
+def stage_times(results_dir, rules=None) -> pd.DataFrame:
+    """One row per rule (the first folder under ``benchmarks/``, or a file's stem for rules with one
+    job): jobs, total and longest wall seconds, peak resident memory (MB)."""
+    root = Path(results_dir) / "benchmarks"
+    rows = []
+    for path in sorted(root.rglob("*.tsv")):
+        rel = path.relative_to(root)
+        rule = rel.parts[0] if len(rel.parts) > 1 else rel.stem
+        if rules and rule not in rules:
+            continue
+        t = pd.read_csv(path, sep="\t")
+        rows.append({"rule": rule, "seconds": float(t["s"].iloc[-1]), "max_rss": float(t["max_rss"].iloc[-1])})
+    if not rows:
+        raise ValueError(f"no benchmark files under {root}" + (f" for rules {', '.join(rules)}" if rules else ""))
+    frame = pd.DataFrame(rows)
+    out = frame.groupby("rule").agg(
+        jobs=("seconds", "size"),
+        total_s=("seconds", "sum"),
+        longest_s=("seconds", "max"),
+        peak_rss_mb=("max_rss", "max"),
+    )
+    return out.sort_values("total_s", ascending=False).reset_index()
+
+
+def _duration(seconds: float) -> str:
+    return (
+        f"{seconds:.0f} s"
+        if seconds < 90
+        else f"{seconds / 60:.1f} min"
+        if seconds < 5400
+        else f"{seconds / 3600:.2f} h"
+    )
+
+
+def markdown(results_dir, rules=None) -> str:
+    t = stage_times(results_dir, rules)
+    lines = [
+        "| stage (rule) | jobs | job time, summed | longest job | peak memory |",
+        "|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| `{r.rule}` | {r.jobs} | {_duration(r.total_s)} | {_duration(r.longest_s)} | {r.peak_rss_mb:,.0f} MB |"
+        for r in t.itertuples()
+    ]
+    lines.append(f"| all | {t['jobs'].sum()} | {_duration(t['total_s'].sum())} | | |")
+    return "\n".join(lines)
