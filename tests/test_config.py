@@ -113,6 +113,13 @@ def test_ldpdl_queries_must_fit_the_public_pool(config):
     assert "need 10000 public samples; scenario 'ldpdl_mnist' has 6000" in msg
 
 
+def test_ldpdl_compare_runs_need_a_defined_scenario_with_enough_parties(config):
+    msg = bad(config, lambda c: c["ldpdl"]["compare"].update(per_query=11))
+    assert "ldpdl.compare.per_query: 11 owners per query, but scenario 'femnist_iid' has 10 parties" in msg
+    msg = bad(config, lambda c: c["ldpdl"]["compare"].update(scenarios=["femnist_iid", "nope"]))
+    assert "ldpdl.compare.scenarios.1: scenario 'nope' is not defined" in msg
+
+
 def test_ldpdl_mechanism_must_be_a_soft_label_sanitizer(config):
     msg = bad(config, lambda c: c["ldpdl"]["table"].update(mechanism="laplace"))
     assert "ldpdl.table.mechanism" in msg and "pm, duchi, laplacebox" in msg

@@ -206,7 +206,24 @@ def _cross_check_ldpdl(config: dict) -> list[str]:
                     f"config key {key}: {d['iterations']} iterations x {d['queries_per_iteration']} queries "
                     f"need {need} public samples; scenario {name!r} has {rows['stop'] - rows.get('start', 0)}"
                 )
+    c = d["compare"]
+    for i, name in enumerate(c["scenarios"]):
+        sc = config["scenarios"].get(name)
+        if sc is None:
+            problems.append(f"config key ldpdl.compare.scenarios.{i}: scenario {name!r} is not defined")
+        elif c["per_query"] > sc["parties"]:
+            problems.append(
+                f"config key ldpdl.compare.per_query: {c['per_query']} owners per query, but scenario {name!r} "
+                f"has {sc['parties']} parties (owners)"
+            )
     return problems
+
+
+def ldpdl_compare_scenarios(config: dict) -> list[str]:
+    """The scenarios LDP-DL and PATE also run on for compare.csv: ``ldpdl.compare.scenarios`` that
+    ``run.scenarios`` keeps."""
+    running = selected(config, "scenarios")
+    return [s for s in config["ldpdl"]["compare"]["scenarios"] if s in running]
 
 
 def _cross_check_audit(config: dict, running: dict) -> list[str]:

@@ -15,6 +15,7 @@ from pipelib.config import (
     base_scenario,
     dpsgd_pretrained,
     dpsgd_scenarios,
+    ldpdl_compare_scenarios,
     ldpfl_dataset as ldpfl_dataset_of,
     encoder_chain,
     party_variant,
@@ -596,6 +597,7 @@ def result_files():
     files += [e["path"] for e in paper_entries()]
     files += [e[k] for e in ldpdl_table_entries() for k in ("ldpdl", "pate")]
     files += [e["path"] for e in ldpdl_figure_entries()]
+    files += ldpdl_compare_paths()
     files += ldpfl_paths()
     files += [f"{d}/result.json" for d in dpsgd_dirs()]
     return list(dict.fromkeys(files))
@@ -890,6 +892,20 @@ def ldpdl_figure_entries():
                     for n in f["owners"]
                 ]
     return out
+
+
+def ldpdl_compare_paths():
+    """LDP-DL (the table's mechanism, AQS) and PATE on other methods' splits: compare.csv's rows only."""
+    c = LDPDL["compare"]
+    return [
+        path
+        for sc in ldpdl_compare_scenarios(config)
+        for e in c["epsilon"]
+        for path in (
+            ldpdl_result(sc, LDPDL["table"]["mechanism"], e, c["per_query"], "aqs"),
+            pate_result(sc, e),
+        )
+    ]
 
 
 def ldpdl_figure_names():
