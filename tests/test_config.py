@@ -120,6 +120,20 @@ def test_ldpdl_compare_runs_need_a_defined_scenario_with_enough_parties(config):
     assert "ldpdl.compare.scenarios.1: scenario 'nope' is not defined" in msg
 
 
+def test_ldpfl_compare_runs_borrow_a_defined_dataset_entry(config):
+    from pipelib.config import ldpfl_compare_runs, ldpfl_dataset
+
+    assert ldpfl_dataset(config, "cifar_iid")[0] == "CIFAR-10"  # its model, lr and rounds
+    assert ("femnist_iid", None) in ldpfl_compare_runs(config) and ("femnist_iid", 8.0) in ldpfl_compare_runs(config)
+    msg = bad(config, lambda c: c["ldpfl"]["compare"].append({"scenario": "nope", "like": "SVHN", "epsilon": [1.0]}))
+    assert "ldpfl.compare.2: scenario 'nope' is not defined" in msg
+    assert "ldpfl.compare.2.like = 'SVHN' is not one of ldpfl.datasets" in msg
+    msg = bad(
+        config, lambda c: c["ldpfl"]["compare"].append({"scenario": "ldpfl_mnist", "like": "MNIST", "epsilon": [1.0]})
+    )
+    assert "scenario 'ldpfl_mnist' already has an ldpfl.datasets entry" in msg
+
+
 def test_ldpdl_mechanism_must_be_a_soft_label_sanitizer(config):
     msg = bad(config, lambda c: c["ldpdl"]["table"].update(mechanism="laplace"))
     assert "ldpdl.table.mechanism" in msg and "pm, duchi, laplacebox" in msg

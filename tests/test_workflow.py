@@ -422,7 +422,8 @@ def test_compare_holds_every_method_in_one_schema(tiny):
     # LDP-DL and PATE also run on FedMD's split (ldpdl.compare): every distillation method meets there
     met = set(rows.loc[rows.scenario == "femnist_iid", "method"])
     assert {"FedMD-NP", "FedMD-NFDP", "FedMD-LDP", "reverse k-NN", "LDP-DL", "PATE", "DP-SGD"} <= met
-    assert ((rows.scenario == "femnist_iid") & rows.method.isin(["LDP-DL", "PATE"])).sum() == 2
+    assert {"LDP-FL", "FedAvg"} <= met  # and LDP-FL (ldpfl.compare), each party a client
+    assert ((rows.scenario == "femnist_iid") & rows.method.isin(["LDP-DL", "PATE", "LDP-FL", "FedAvg"])).sum() == 4
     fl = rows[rows.method == "LDP-FL"]
     assert (fl["claim_kind"] == "per-weight-per-round").all() and (fl["claim_epsilon"] == fl["paper_epsilon"]).all()
     assert (fl["epsilon"] > fl["claim_epsilon"]).all()  # the composed guarantee is far weaker than the claim

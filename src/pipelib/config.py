@@ -173,6 +173,16 @@ def _cross_check_ldpfl(config: dict) -> list[str]:
             f"config key ldpfl.radius.dataset = {d['radius']['dataset']!r} is not one of ldpfl.datasets "
             f"({', '.join(d['datasets'])})"
         )
+    for i, c in enumerate(d["compare"]):
+        name, key = c["scenario"], f"ldpfl.compare.{i}"
+        if name not in config["scenarios"]:
+            problems.append(f"config key {key}: scenario {name!r} is not defined")
+        if c["like"] not in d["datasets"]:
+            problems.append(
+                f"config key {key}.like = {c['like']!r} is not one of ldpfl.datasets ({', '.join(d['datasets'])})"
+            )
+        if name in [v["scenario"] for v in d["datasets"].values()]:
+            problems.append(f"config key {key}: scenario {name!r} already has an ldpfl.datasets entry")
     return problems
 
 
@@ -263,12 +273,29 @@ def _cross_check_dpsgd(config: dict) -> list[str]:
 
 
 def ldpfl_dataset(config: dict, scenario: str) -> tuple[str, dict]:
-    """The ``ldpfl.datasets`` entry (label, settings) of a scenario or of one of its variants."""
+    """The ``ldpfl.datasets`` entry (label, settings) of a scenario or of one of its variants; for a
+    scenario of ``ldpfl.compare``, the entry its ``like`` names."""
     base = re.sub(VARIANT, "", scenario)
-    for label, d in config["ldpfl"]["datasets"].items():
+    datasets = config["ldpfl"]["datasets"]
+    for label, d in datasets.items():
         if d["scenario"] in (scenario, base):
             return label, d
-    raise ValueError(f"scenario {scenario!r} is in no ldpfl.datasets entry")
+    for c in config["ldpfl"]["compare"]:
+        if c["scenario"] in (scenario, base):
+            return c["like"], datasets[c["like"]]
+    raise ValueError(f"scenario {scenario!r} is in no ldpfl.datasets or ldpfl.compare entry")
+
+
+def ldpfl_compare_runs(config: dict) -> list[tuple[str, float | None]]:
+    """(scenario, epsilon) of every LDP-FL run on another method's split (``ldpfl.compare``) that
+    ``run.scenarios`` keeps: noise-free FedAvg (epsilon None), then the adaptive range at each epsilon."""
+    running = selected(config, "scenarios")
+    return [
+        (c["scenario"], eps)
+        for c in config["ldpfl"]["compare"]
+        if c["scenario"] in running
+        for eps in [None, *c["epsilon"]]
+    ]
 
 
 def dpsgd_pretrained(config: dict, scenario: str) -> bool:

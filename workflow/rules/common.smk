@@ -16,6 +16,7 @@ from pipelib.config import (
     dpsgd_pretrained,
     dpsgd_scenarios,
     ldpdl_compare_scenarios,
+    ldpfl_compare_runs,
     ldpfl_dataset as ldpfl_dataset_of,
     encoder_chain,
     party_variant,
@@ -599,6 +600,7 @@ def result_files():
     files += [e["path"] for e in ldpdl_figure_entries()]
     files += ldpdl_compare_paths()
     files += ldpfl_paths()
+    files += ldpfl_compare_paths()
     files += [f"{d}/result.json" for d in dpsgd_dirs()]
     return list(dict.fromkeys(files))
 
@@ -987,6 +989,14 @@ def ldpfl_entries():
                     private=True,
                 )
     return out
+
+
+def ldpfl_compare_paths():
+    """LDP-FL on other methods' splits (noise-free and adaptive range): compare.csv's rows only."""
+    return [
+        f"{ldpfl_dir(sc, ldpfl_run(eps, 'adaptive'), LDPFL['fraction'], ldpfl_dataset(sc)[1]['rounds'])}/result.json"
+        for sc, eps in ldpfl_compare_runs(config)
+    ]
 
 
 def ldpfl_paths(artifact=None):
