@@ -118,6 +118,18 @@ def test_ldpdl_compare_runs_need_a_defined_scenario_with_enough_parties(config):
     assert "ldpdl.compare.per_query: 11 owners per query, but scenario 'femnist_iid' has 10 parties" in msg
     msg = bad(config, lambda c: c["ldpdl"]["compare"].update(scenarios=["femnist_iid", "nope"]))
     assert "ldpdl.compare.scenarios.1: scenario 'nope' is not defined" in msg
+    msg = bad(
+        config,
+        lambda c: (
+            c["ldpdl"]["compare"].update(scenarios=["femnist_iid", "ldpdl_mnist"], per_query=2)
+            or c["ldpdl"].update(queries_per_iteration=2000)
+        ),
+    )
+    assert "ldpdl.compare.scenarios.1: 5 iterations x 2000 queries need 10000 public samples" in msg
+    msg = bad(
+        config, lambda c: c["audit"]["ldpdl"].append({"scenario": "femnist_iid", "mechanism": "pm", "epsilon": 8.0})
+    )
+    assert "audit.ldpdl.2: the audited LDP-DL run asks ldpdl.per_query = 30 owners per query" in msg
 
 
 def test_ldpfl_compare_runs_borrow_a_defined_dataset_entry(config):
@@ -132,6 +144,10 @@ def test_ldpfl_compare_runs_borrow_a_defined_dataset_entry(config):
         config, lambda c: c["ldpfl"]["compare"].append({"scenario": "ldpfl_mnist", "like": "MNIST", "epsilon": [1.0]})
     )
     assert "scenario 'ldpfl_mnist' already has an ldpfl.datasets entry" in msg
+    msg = bad(
+        config, lambda c: c["ldpfl"]["compare"].append({"scenario": "cifar_iid", "like": "MNIST", "epsilon": [1.0]})
+    )
+    assert "ldpfl.compare.2: scenario 'cifar_iid' has an earlier ldpfl.compare entry" in msg
 
 
 def test_ldpdl_mechanism_must_be_a_soft_label_sanitizer(config):

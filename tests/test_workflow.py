@@ -424,6 +424,11 @@ def test_compare_holds_every_method_in_one_schema(tiny):
     assert {"FedMD-NP", "FedMD-NFDP", "FedMD-LDP", "reverse k-NN", "LDP-DL", "PATE", "DP-SGD"} <= met
     assert {"LDP-FL", "FedAvg"} <= met  # and LDP-FL (ldpfl.compare), each party a client
     assert ((rows.scenario == "femnist_iid") & rows.method.isin(["LDP-DL", "PATE", "LDP-FL", "FedAvg"])).sum() == 4
+    # their public samples are MNIST digits, the task FEMNIST letters: no label accuracy across label spaces
+    assert (
+        rows.loc[(rows.scenario == "femnist_iid") & rows.method.isin(["LDP-DL", "PATE"]), "label_accuracy"].isna().all()
+    )
+    assert rows.loc[(rows.scenario == "ldpdl_mnist") & (rows.method == "LDP-DL"), "label_accuracy"].notna().all()
     fl = rows[rows.method == "LDP-FL"]
     assert (fl["claim_kind"] == "per-weight-per-round").all() and (fl["claim_epsilon"] == fl["paper_epsilon"]).all()
     assert (fl["epsilon"] > fl["claim_epsilon"]).all()  # the composed guarantee is far weaker than the claim

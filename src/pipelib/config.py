@@ -173,8 +173,12 @@ def _cross_check_ldpfl(config: dict) -> list[str]:
             f"config key ldpfl.radius.dataset = {d['radius']['dataset']!r} is not one of ldpfl.datasets "
             f"({', '.join(d['datasets'])})"
         )
+    seen = set()
     for i, c in enumerate(d["compare"]):
         name, key = c["scenario"], f"ldpfl.compare.{i}"
+        if name in seen:
+            problems.append(f"config key {key}: scenario {name!r} has an earlier ldpfl.compare entry")
+        seen.add(name)
         if name not in config["scenarios"]:
             problems.append(f"config key {key}: scenario {name!r} is not defined")
         if c["like"] not in d["datasets"]:
@@ -190,7 +194,6 @@ def _cross_check_ldpdl(config: dict) -> list[str]:
     """ldpdl names defined scenarios, asks no more owners per query than a scenario has, and fits its
     queries in the public pool."""
     problems, d = [], config["ldpdl"]
-    need = d["queries_per_iteration"] * d["iterations"]
     for part in ("table", "figures"):
         for label, name in d[part]["datasets"].items():
             key = f"ldpdl.{part}.datasets.{label}"
@@ -210,23 +213,32 @@ def _cross_check_ldpdl(config: dict) -> list[str]:
                     f"config key {key}: ldpdl.per_query = {d['per_query']} owners per query, but "
                     f"ldpdl.figures.owners goes down to {min(owners)}"
                 )
-            rows = sc.get("public_rows", {})
-            if "stop" in rows and rows["stop"] - rows.get("start", 0) < need:
-                problems.append(
-                    f"config key {key}: {d['iterations']} iterations x {d['queries_per_iteration']} queries "
-                    f"need {need} public samples; scenario {name!r} has {rows['stop'] - rows.get('start', 0)}"
-                )
+            problems += _ldpdl_pool_check(d, key, name, sc)
     c = d["compare"]
     for i, name in enumerate(c["scenarios"]):
         sc = config["scenarios"].get(name)
+        key = f"ldpdl.compare.scenarios.{i}"
         if sc is None:
-            problems.append(f"config key ldpdl.compare.scenarios.{i}: scenario {name!r} is not defined")
-        elif c["per_query"] > sc["parties"]:
+            problems.append(f"config key {key}: scenario {name!r} is not defined")
+            continue
+        if c["per_query"] > sc["parties"]:
             problems.append(
                 f"config key ldpdl.compare.per_query: {c['per_query']} owners per query, but scenario {name!r} "
                 f"has {sc['parties']} parties (owners)"
             )
+        problems += _ldpdl_pool_check(d, key, name, sc)
     return problems
+
+
+def _ldpdl_pool_check(d: dict, key: str, name: str, sc: dict) -> list[str]:
+    """The public pool of an LDP-DL scenario holds every query of a run (S x iterations)."""
+    need, rows = d["queries_per_iteration"] * d["iterations"], sc.get("public_rows", {})
+    if "stop" in rows and rows["stop"] - rows.get("start", 0) < need:
+        return [
+            f"config key {key}: {d['iterations']} iterations x {d['queries_per_iteration']} queries "
+            f"need {need} public samples; scenario {name!r} has {rows['stop'] - rows.get('start', 0)}"
+        ]
+    return []
 
 
 def ldpdl_compare_scenarios(config: dict) -> list[str]:
@@ -253,6 +265,13 @@ def _cross_check_audit(config: dict, running: dict) -> list[str]:
             problems.append(f"{key}: unknown encoder {row['encoder']!r}")
         if section == "ldpfl" and row["scenario"] not in [d["scenario"] for d in config["ldpfl"]["datasets"].values()]:
             problems.append(f"{key}: scenario {row['scenario']!r} is in no ldpfl.datasets entry")
+        sc = config["scenarios"].get(row["scenario"])
+        nq = config["ldpdl"]["per_query"]
+        if section == "ldpdl" and row["mechanism"] != "pate" and sc and nq > sc["parties"]:
+            problems.append(
+                f"{key}: the audited LDP-DL run asks ldpdl.per_query = {nq} owners per query, but scenario "
+                f"{row['scenario']!r} has {sc['parties']} parties (owners)"
+            )
     return problems
 
 
