@@ -244,8 +244,13 @@ def _ldpdl_pool_check(d: dict, key: str, name: str, sc: dict) -> list[str]:
 def ldpdl_compare_scenarios(config: dict) -> list[str]:
     """The scenarios LDP-DL and PATE also run on for compare.csv: ``ldpdl.compare.scenarios`` that
     ``run.scenarios`` keeps."""
+    return kept(config, config["ldpdl"]["compare"]["scenarios"])
+
+
+def kept(config: dict, names: list[str]) -> list[str]:
+    """Those of scenario ``names`` that ``run.scenarios`` keeps, in their order."""
     running = selected(config, "scenarios")
-    return [s for s in config["ldpdl"]["compare"]["scenarios"] if s in running]
+    return [s for s in names if s in running]
 
 
 def _cross_check_audit(config: dict, running: dict) -> list[str]:
@@ -308,7 +313,7 @@ def ldpfl_dataset(config: dict, scenario: str) -> tuple[str, dict]:
 def ldpfl_compare_runs(config: dict) -> list[tuple[str, float | None]]:
     """(scenario, epsilon) of every LDP-FL run on another method's split (``ldpfl.compare``) that
     ``run.scenarios`` keeps: noise-free FedAvg (epsilon None), then the adaptive range at each epsilon."""
-    running = selected(config, "scenarios")
+    running = kept(config, [c["scenario"] for c in config["ldpfl"]["compare"]])
     return [
         (c["scenario"], eps)
         for c in config["ldpfl"]["compare"]
@@ -326,8 +331,7 @@ def dpsgd_pretrained(config: dict, scenario: str) -> bool:
 
 def dpsgd_scenarios(config: dict) -> list[str]:
     """The scenarios DP-SGD runs on: ``dpsgd.scenarios`` that ``run.scenarios`` keeps."""
-    running = selected(config, "scenarios")
-    return [s for s in config["dpsgd"]["scenarios"] if s in running]
+    return kept(config, config["dpsgd"]["scenarios"])
 
 
 def _cross_check(config: dict) -> list[str]:
