@@ -268,6 +268,23 @@ def test_a_pretraining_is_checked_against_the_scenarios_it_serves():
     ]
 
 
+def test_a_pretraining_on_a_scenarios_pool_reads_the_pool_not_the_dataset():
+    """Where public and private data are one dataset (scenario s), the shared initialization of FedMD's
+    parties learns from the scenario's public pool (rule pretrain_pool); the dataset's train split
+    holds the parties' records."""
+    pool = Job(
+        "pretrain_pool",
+        ["results/partitions/s/public.parquet", "results/partitions/s/test.parquet"],
+        ["results/pretrain_pool/s/a-c20.pt"],
+        {"scenario": "s", "arch": "a", "n_classes": "20"},
+    )
+    assert boundary.check([*dag(), pool], SCENARIOS) == []
+    pool.inputs = ["results/data/cifar10/train.parquet", "results/partitions/s/test.parquet"]
+    assert boundary.check([*dag(), pool], SCENARIOS) == [
+        "pretrain_pool (public) reads results/data/cifar10/train.parquet: it holds private records of scenario s"
+    ]
+
+
 def test_a_rule_without_a_role_fails():
     jobs = [*dag(), Job("mystery", [], ["results/x"], {})]
     assert boundary.check(jobs, SCENARIOS) == ["rule mystery has no role in pipelib.boundary.ROLES"]

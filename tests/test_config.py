@@ -137,9 +137,10 @@ def test_ldpfl_compare_runs_borrow_a_defined_dataset_entry(config):
 
     assert ldpfl_dataset(config, "cifar_iid")[0] == "CIFAR-10"  # its model, lr and rounds
     assert ("femnist_iid", None) in ldpfl_compare_runs(config) and ("femnist_iid", 8.0) in ldpfl_compare_runs(config)
+    n = len(config["ldpfl"]["compare"])
     msg = bad(config, lambda c: c["ldpfl"]["compare"].append({"scenario": "nope", "like": "SVHN", "epsilon": [1.0]}))
-    assert "ldpfl.compare.2: scenario 'nope' is not defined" in msg
-    assert "ldpfl.compare.2.like = 'SVHN' is not one of ldpfl.datasets" in msg
+    assert f"ldpfl.compare.{n}: scenario 'nope' is not defined" in msg
+    assert f"ldpfl.compare.{n}.like = 'SVHN' is not one of ldpfl.datasets" in msg
     msg = bad(
         config, lambda c: c["ldpfl"]["compare"].append({"scenario": "ldpfl_mnist", "like": "MNIST", "epsilon": [1.0]})
     )
@@ -147,7 +148,41 @@ def test_ldpfl_compare_runs_borrow_a_defined_dataset_entry(config):
     msg = bad(
         config, lambda c: c["ldpfl"]["compare"].append({"scenario": "cifar_iid", "like": "MNIST", "epsilon": [1.0]})
     )
-    assert "ldpfl.compare.2: scenario 'cifar_iid' has an earlier ldpfl.compare entry" in msg
+    assert f"ldpfl.compare.{n}: scenario 'cifar_iid' has an earlier ldpfl.compare entry" in msg
+
+
+def test_fedmd_compare_runs_and_their_checks(config):
+    from pipelib.config import fedmd_compare_runs
+
+    runs = fedmd_compare_runs(config)
+    assert ("rknn_mnist", "np") in runs and ("rknn_mnist", "nfdp-with_replacement-k16") in runs
+    assert ("rknn_mnist", "ldp-with_replacement-k16") in runs
+    assert ("ldpdl_cifar10", "nfdp-with_replacement-k300") in runs
+    config["run"]["scenarios"] = [s for s in config["scenarios"] if s != "rknn_mnist"]
+    assert all(sc != "rknn_mnist" for sc, _ in fedmd_compare_runs(config))  # run.scenarios leaves it out
+    config["run"]["scenarios"] = "all"
+    n = len(config["fedmd"]["compare"])
+    entry = {"scenario": "ldpfl_mnist", "sampling": "with_replacement", "k": [16], "ldp_k": [16, 60]}
+    msg = bad(config, lambda c: c["fedmd"]["compare"].append(entry))
+    assert f"fedmd.compare.{n}: scenario 'ldpfl_mnist' has 0 public samples" in msg  # paper 001: no public data
+    assert f"fedmd.compare.{n}.ldp_k: [60] are not in its k [16]" in msg
+    msg = bad(
+        config,
+        lambda c: c["fedmd"]["compare"].append({"scenario": "rknn_mnist", "sampling": "with_replacement", "k": [16]}),
+    )
+    assert f"fedmd.compare.{n}: scenario 'rknn_mnist' has an earlier fedmd.compare entry" in msg
+    msg = bad(
+        config, lambda c: c["fedmd"]["compare"].append({"scenario": "nope", "sampling": "with_replacement", "k": [16]})
+    )
+    assert f"fedmd.compare.{n}: scenario 'nope' is not defined" in msg
+
+
+def test_rknn_compare_rows_are_checked_as_table_rows(config):
+    row = {"dataset": "x", "scenario": "ldpdl_cifar10", "encoder": "hog_digits", "s": 4, "k": 5, "mechanism": "none"}
+    msg = bad(config, lambda c: c["rknn"]["compare"].append(row))
+    n = len(config["rknn"]["compare"])
+    assert f"rknn.compare.{n}: k=5 nearest queries of s=4 queries is impossible" in msg
+    assert f"rknn.compare.{n}: encoder 'hog_digits' deskews digits" in msg
 
 
 def test_ldpdl_mechanism_must_be_a_soft_label_sanitizer(config):

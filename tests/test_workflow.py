@@ -434,6 +434,15 @@ def test_compare_holds_every_method_in_one_schema(tiny):
     assert (fl["epsilon"] > fl["claim_epsilon"]).all()  # the composed guarantee is far weaker than the claim
     others = rows[rows.method != "LDP-FL"]
     assert (others["claim_kind"] == others["guarantee_kind"]).all()
+    # FedMD on paper 003's split (fedmd.compare), its parties pre-trained on that split's public pool alone
+    # (the rest of MNIST is private there); reverse k-NN on paper 004's split (rknn.compare), not in its table
+    assert {"FedMD-NP", "FedMD-NFDP", "reverse k-NN"} <= set(rows.loc[rows.scenario == "rknn_mnist", "method"])
+    assert sorted(p.name for p in (tiny / "results/tiny/pretrain_pool/rknn_mnist").glob("*.pt")) == [
+        "cnn2-8-16-d0.2-c20.pt",
+        "cnn3-8-8-16-d0.2-c20.pt",
+    ]
+    assert "reverse k-NN" in set(rows.loc[rows.scenario == "ldpdl_mnist", "method"])
+    assert "ldpdl_mnist" not in set(pd.read_csv(tiny / "results/tiny/table_rknn.csv")["scenario"])
     # one figure per scenario, drawn from exactly that scenario's rows
     for scenario in ("femnist_iid", "cifar_iid", "rknn_mnist", "ldpdl_mnist", "ldpfl_mnist"):
         data = figure_data(tiny, f"compare_{scenario}")

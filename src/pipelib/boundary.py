@@ -57,6 +57,7 @@ ROLES = {
     "table_ldpdl": "report",
     "figure_p004": "report",
     "pretrain": "public",
+    "pretrain_pool": "public",
     "train_encoder": "public",
     "embed_public": "public",
     "cluster": "public",

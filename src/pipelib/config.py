@@ -230,6 +230,33 @@ def _cross_check_ldpdl(config: dict) -> list[str]:
     return problems
 
 
+def _cross_check_fedmd(config: dict) -> list[str]:
+    """fedmd.compare names each defined scenario once, one with a public pool of at least one round's
+    queries, and calibrates FedMD-LDP only to NFDP rows it runs."""
+    problems, seen, per_round = [], set(), config["fedmd"]["public_per_round"]
+    for i, c in enumerate(config["fedmd"]["compare"]):
+        name, key = c["scenario"], f"fedmd.compare.{i}"
+        if name in seen:
+            problems.append(f"config key {key}: scenario {name!r} has an earlier fedmd.compare entry")
+        seen.add(name)
+        sc = config["scenarios"].get(name)
+        if sc is None:
+            problems.append(f"config key {key}: scenario {name!r} is not defined")
+            continue
+        rows = sc.get("public_rows", {})
+        if "stop" in rows and rows["stop"] - rows.get("start", 0) < per_round:
+            problems.append(
+                f"config key {key}: scenario {name!r} has {rows['stop'] - rows.get('start', 0)} public "
+                f"samples; FedMD asks fedmd.public_per_round = {per_round} public queries per round"
+            )
+        extra = sorted(set(c.get("ldp_k", [])) - set(c["k"]))
+        if extra:
+            problems.append(f"config key {key}.ldp_k: {extra} are not in its k {c['k']} (no NFDP row to calibrate to)")
+        if c.get("ldp_k") and config["fedmd"]["answer"] == "logits":
+            problems.append(f"config key {key}.ldp_k: FedMD-LDP needs bounded answers (fedmd.answer is logits)")
+    return problems
+
+
 def _ldpdl_pool_check(d: dict, key: str, name: str, sc: dict) -> list[str]:
     """The public pool of an LDP-DL scenario holds every query of a run (S x iterations)."""
     need, rows = d["queries_per_iteration"] * d["iterations"], sc.get("public_rows", {})
@@ -322,6 +349,23 @@ def ldpfl_compare_runs(config: dict) -> list[tuple[str, float | None]]:
     ]
 
 
+def fedmd_compare_runs(config: dict) -> list[tuple[str, str]]:
+    """(scenario, run) of every FedMD row on another method's split (``fedmd.compare``) that
+    ``run.scenarios`` keeps: FedMD-NP, FedMD-NFDP at each k, FedMD-LDP calibrated to each ``ldp_k``."""
+    entries = config["fedmd"]["compare"]
+    running = kept(config, [c["scenario"] for c in entries])
+    return [
+        (c["scenario"], run)
+        for c in entries
+        if c["scenario"] in running
+        for run in [
+            "np",
+            *[f"nfdp-{c['sampling']}-k{k}" for k in c["k"]],
+            *[f"ldp-{c['sampling']}-k{k}" for k in c.get("ldp_k", [])],
+        ]
+    ]
+
+
 def dpsgd_pretrained(config: dict, scenario: str) -> bool:
     """Whether DP-SGD on ``scenario`` starts from the public pre-training: only where the public dataset
     is not the private one (pre-training reads the public dataset's train split)."""
@@ -350,7 +394,7 @@ def _cross_check(config: dict) -> list[str]:
         if scenario in config["scenarios"] and scenario not in running:
             problems.append(f"config key {key} needs scenario {scenario!r}, which run.scenarios leaves out")
     problems += _cross_check_papers(config) + _cross_check_ldpdl(config) + _cross_check_ldpfl(config)
-    problems += _cross_check_audit(config, running) + _cross_check_dpsgd(config)
+    problems += _cross_check_audit(config, running) + _cross_check_dpsgd(config) + _cross_check_fedmd(config)
     encoder_problems = _cross_check_encoders(config["rknn"]["encoders"])
     problems += encoder_problems
     tasks = config["tasks"]
@@ -373,8 +417,8 @@ def _cross_check(config: dict) -> list[str]:
                 f"{key}: scheme/test rule by writer needs a dataset with writer ids "
                 f"({', '.join(sorted(WRITER_DATASETS))}), not {sc['private']!r}"
             )
-    for i, row in enumerate(config["rknn"]["table"]):
-        key = f"rknn.table.{i}"
+    rknn = config["rknn"]
+    for key, row in [(f"rknn.{part}.{i}", row) for part in ("table", "compare") for i, row in enumerate(rknn[part])]:
         if row["scenario"] not in config["scenarios"]:
             problems.append(
                 f"config key {key}.scenario = {row['scenario']!r} is not a scenario; "

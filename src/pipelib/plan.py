@@ -91,6 +91,12 @@ def job_work(rule: str, wc: dict, config: dict, results_dir: str) -> Work | None
         shape = SHAPES[wc["public"]]
         w.add(wc["arch"], shape, s["batch"], s["epochs"] * n)
         w.add(wc["arch"], shape, 1024, FORWARD * s["epochs"] * test)
+    elif rule == "pretrain_pool":  # on a scenario's public pool, scored on its test split
+        s, sc = config["fedmd"]["pretrain"], config["scenarios"][wc["scenario"]]
+        pool = _public_n(config, results_dir, wc["scenario"])
+        n, shape = min(s["max_images"] or pool, pool), SHAPES[sc["public"]]
+        w.add(wc["arch"], shape, s["batch"], s["epochs"] * n)
+        w.add(wc["arch"], shape, 1024, FORWARD * s["epochs"] * _test_n(config, results_dir, wc["scenario"]))
     elif rule == "fedmd":
         f, sc = config["fedmd"], config["scenarios"][wc["scenario"]]
         shape = SHAPES[sc["public"]]

@@ -15,6 +15,8 @@ from pipelib.config import (
     base_scenario,
     dpsgd_pretrained,
     dpsgd_scenarios,
+    fedmd_compare_runs,
+    kept,
     ldpdl_compare_scenarios,
     ldpfl_compare_runs,
     ldpfl_dataset as ldpfl_dataset_of,
@@ -345,6 +347,13 @@ def party_archs(scenario):
 
 
 def pretrained(scenario, arch):
+    """The shared initialization of ``arch`` for ``scenario``: trained on the public dataset's train
+    split, or, where the public and private data are one dataset (papers 003 and 004's splits: the
+    other rows of the public pool are private), on the scenario's public pool alone (pretrain_pool).
+    """
+    sc = SCENARIOS[scenario]
+    if sc["public"] == sc["private"]:
+        return res(f"pretrain_pool/{scenario}/{arch}-c{n_outputs(scenario)}.pt")
     return res(
         f"pretrain/{SCENARIOS[scenario]['public']}/{arch}-c{n_outputs(scenario)}.pt"
     )
@@ -383,7 +392,7 @@ def fedmd_params():
     return {
         k: v
         for k, v in FEDMD.items()
-        if k not in ("pretrain", "centralized", "runtime")
+        if k not in ("pretrain", "centralized", "runtime", "compare")
     }
 
 
@@ -522,8 +531,13 @@ def mechanism_dir(row):
     )
 
 
-def rknn_rows():
-    """(config row, result dir) of every row of results/table_rknn.csv."""
+def rknn_rows(part="table"):
+    """(config row, result dir) of every row of results/table_rknn.csv (``part`` compare: of the rows
+    on other methods' splits that run.scenarios keeps, for compare.csv only)."""
+    rows = RKNN[part]
+    if part == "compare":
+        running = kept(config, [row["scenario"] for row in rows])
+        rows = [row for row in rows if row["scenario"] in running]
     return [
         (
             row,
@@ -533,7 +547,7 @@ def rknn_rows():
                 mechanism_dir(row),
             ),
         )
-        for row in RKNN["table"]
+        for row in rows
     ]
 
 
@@ -593,8 +607,13 @@ def release_files():
 def result_files():
     """Every result row file of every method the config runs."""
     files = [f"{fedmd_dir(label, run)}/result.json" for label, run in table2_rows()]
+    files += [
+        fedmd_result(sc, FEDMD["answer"], run) for sc, run in fedmd_compare_runs(config)
+    ]
     files += [f"{d}/result.json" for _, _, d in centralized_runs()]
-    files += [f"{d}/result.json" for _, d in rknn_rows()]
+    files += [
+        f"{d}/result.json" for part in ("table", "compare") for _, d in rknn_rows(part)
+    ]
     files += [e["path"] for e in paper_entries()]
     files += [e[k] for e in ldpdl_table_entries() for k in ("ldpdl", "pate")]
     files += [e["path"] for e in ldpdl_figure_entries()]

@@ -33,6 +33,30 @@ rule pretrain:
         "../scripts/pretrain.py"
 
 
+# Where a scenario's public pool is a slice of a dataset whose other rows are private (papers 003 and
+# 004's splits), the shared initialization learns from that pool alone, scored on the scenario's test split.
+use rule pretrain as pretrain_pool with:
+    input:
+        train=res("partitions/{scenario}/public.parquet"),
+        test=res("partitions/{scenario}/test.parquet"),
+    output:
+        model=res("pretrain_pool/{scenario}/{arch}-c{n_classes}.pt"),
+        summary=res("pretrain_pool/{scenario}/{arch}-c{n_classes}.json"),
+    log:
+        res("logs/pretrain_pool/{scenario}/{arch}-c{n_classes}.log"),
+    benchmark:
+        res("benchmarks/pretrain_pool/{scenario}/{arch}-c{n_classes}.tsv")
+    params:
+        code=code("pretrain.py"),
+        settings=FEDMD["pretrain"],
+        lr=FEDMD["lr"],
+        device=FEDMD["device"],
+        seed=lambda wc: seed_of(wc.scenario),
+        checkpoint=lambda wc: res(
+            f"pretrain_pool/{wc.scenario}/{wc.arch}-c{wc.n_classes}.resume.pt"
+        ),
+
+
 rule fedmd:
     input:
         unpack(fedmd_inputs),
