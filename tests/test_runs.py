@@ -2,6 +2,7 @@
 before any job and keeps what was computed, damaged files, presets that do not collide, the console."""
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -189,7 +190,9 @@ def test_a_preset_can_run_fewer_scenarios(data_root, tmp_path):
     )
     out = snakemake(tmp_path, "-n", "--configfile", str(TINY), str(only), data_root=data_root)
     counts = job_counts(out.stdout)
-    assert counts["partition"] == 1 and "fedmd" not in counts and "pretrain" not in counts
+    # no FedMD scenario, so no pre-training on a public dataset; FedMD runs only on the kept split (fedmd.compare)
+    assert counts["partition"] == 1 and "pretrain" not in counts and counts["pretrain_pool"] == 2
+    assert set(re.findall(r"output: results/tiny/fedmd/([^/]+)/", out.stdout)) == {"rknn_mnist"}
     # the Table 1 row and paper 003's Figure 2 sweeps of the one scenario; paper 002's data figures are left out
     assert counts["distill_student"] > 1 and "figure_p003_local_dp" in counts
     assert "figure_p002_rounds" not in counts and "figure_p002_accuracy_vs_parties" not in counts
