@@ -249,11 +249,21 @@ def _cross_check_fedmd(config: dict) -> list[str]:
                 f"config key {key}: scenario {name!r} has {rows['stop'] - rows.get('start', 0)} public "
                 f"samples; FedMD asks fedmd.public_per_round = {per_round} public queries per round"
             )
-        extra = sorted(set(c.get("ldp_k", [])) - set(c["k"]))
-        if extra:
-            problems.append(f"config key {key}.ldp_k: {extra} are not in its k {c['k']} (no NFDP row to calibrate to)")
-        if c.get("ldp_k") and config["fedmd"]["answer"] == "logits":
-            problems.append(f"config key {key}.ldp_k: FedMD-LDP needs bounded answers (fedmd.answer is logits)")
+        problems += _ldp_k_problems(config, key, c)
+    return problems
+
+
+def _ldp_k_problems(config: dict, key: str, spec: dict) -> list[str]:
+    """FedMD-LDP rows (``ldp_k``) of a table2 or fedmd.compare entry calibrate to NFDP rows it runs, with
+    bounded answers."""
+    problems, missing = [], sorted(set(spec.get("ldp_k", [])) - set(spec["k"]))
+    if missing:
+        problems.append(f"config key {key}.ldp_k: {missing} are not in its k {spec['k']} (must also be NFDP rows)")
+    if spec.get("ldp_k") and config["fedmd"]["answer"] == "logits":
+        problems.append(
+            f"config key {key}.ldp_k: FedMD-LDP needs bounded answers; set fedmd.answer to softmax or argmax "
+            f"(it is logits)"
+        )
     return problems
 
 
@@ -445,14 +455,7 @@ def _cross_check(config: dict) -> list[str]:
                 f"config key {key}.scenario = {spec['scenario']!r} is not a scenario; "
                 f"scenarios: {', '.join(config['scenarios'])}"
             )
-        missing = sorted(set(spec.get("ldp_k", [])) - set(spec["k"]))
-        if missing:
-            problems.append(f"config key {key}.ldp_k: {missing} must also be NFDP rows (listed under k)")
-        if spec.get("ldp_k") and config["fedmd"]["answer"] == "logits":
-            problems.append(
-                f"config key {key}.ldp_k: FedMD-LDP needs bounded answers; set fedmd.answer to "
-                f"softmax or argmax (it is logits)"
-            )
+        problems += _ldp_k_problems(config, key, spec)
     return problems
 
 
