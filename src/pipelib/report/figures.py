@@ -48,6 +48,18 @@ def integer_x(ax) -> None:
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
 
 
+def log_x(ax, values) -> None:
+    """A log x axis labelled at the plotted values only, as plain numbers (no overlapping 3x10^-1)."""
+    from matplotlib.ticker import FixedLocator, NullFormatter, NullLocator
+
+    ticks = sorted(set(float(v) for v in values))
+    ax.set_xscale("log")
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_major_formatter(lambda v, _: f"{v:g}")
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
 def save(fig, data: pd.DataFrame, out: dict) -> None:
     """Write the figure (``out['png']``, ``out['svg']``) and its data (``out['data']``), atomically."""
     plt = _plt()
@@ -259,7 +271,7 @@ def plot_local_dp(data: pd.DataFrame, out: dict) -> None:
         )
     p = data.dropna(subset=["paper_accuracy"])
     ax.plot(p["epsilon"], p["paper_accuracy"], **PAPER, label="paper (Collision, text)")
-    ax.set_xscale("log")
+    log_x(ax, data["epsilon"])
     ax.set_xlabel("epsilon (local DP, per record)")
     ax.set_ylabel("student test accuracy")
     ax.set_title("(d) local DP, s = 10, k = 1")
