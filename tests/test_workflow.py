@@ -752,6 +752,15 @@ def test_the_comparison_page_shows_every_scenario_and_every_audit_row(tiny):
         assert f"| {best['accuracy']:.4f} |" in section
     audit_section = page.split("## The audit", 1)[1]
     assert len([line for line in audit_section.splitlines() if line.startswith("| ")]) - 1 == len(audit)
+    # each defined scenario's figure under its section, the audit's under the audit (copied beside the page)
+    figures = sorted((tiny / "docs/reproduction/tiny/figures").glob("compare_*.png"))
+    defined = {sc for sc in rows["scenario"] if "-" not in sc}  # variants are <scenario>-n<N>, -canaries-*
+    assert defined and {f.stem.removeprefix("compare_") for f in figures} == defined
+    for f in figures:
+        section = page.split(f"## {f.stem.removeprefix('compare_')}\n", 1)[1].split("\n## ", 1)[0]
+        assert f"](figures/{f.name})" in section
+    assert "](figures/audit.png)" in audit_section
+    assert (tiny / "docs/reproduction/tiny/figures/audit.png").stat().st_size > 0
 
 
 def test_only_the_auditor_reads_the_canaries(tiny, data_root):

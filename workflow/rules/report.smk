@@ -143,7 +143,7 @@ rule reproduction_figure:
     benchmark:
         res("benchmarks/reproduction_figure/{name}.tsv")
     wildcard_constraints:
-        name="p00[0-9]_[a-z0-9_]+",
+        name="p00[0-9]_[a-z0-9_]+|compare_[a-z0-9_-]+|audit",
     conda:
         "../envs/pipelib.yaml"
     threads: 1

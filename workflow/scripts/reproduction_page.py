@@ -19,6 +19,6 @@ make = {
     "paper003": lambda: pages.paper003_page(figures),
     "paper004": lambda: pages.paper004_page(table["table_ldpdl"], figures, p.commands["table_ldpdl"]),
     "paper001": lambda: pages.paper001_page(table["table_ldpfl"], figures, p.commands["table_ldpfl"]),
-    "compare": lambda: pages.compare_page(i.compare, i.audit, p.commands["compare"]),
+    "compare": lambda: pages.compare_page(i.compare, i.audit, p.commands["compare"], figures),
 }
 pages.write_pages({page: make[page]()}, {page: snakemake.output[0]})

@@ -486,23 +486,43 @@ def p001_epsilon(out: dict, entries: list[dict]) -> pd.DataFrame:
 
 
 def plot_audit(data: pd.DataFrame, out: dict) -> None:
-    """Claimed epsilon against the audit's empirical lower bound, one marker per audited release; the
-    diagonal is where a bound would meet its claim (above it: the claim is refuted)."""
+    """Claimed epsilon (log axis) against the audit's empirical lower bound, one marker per audited
+    release; the dashed curve is where a bound would meet its claim (above it: the claim is refuted).
+    A paper's own claim, where it differs (LDP-FL's per weight and round), is a hollow triangle joined to
+    the composed claim by a dotted line.  No claim (no mechanism): at the right edge."""
     plt = _plt()
     import numpy as np
 
-    fig, ax = plt.subplots(figsize=(5.2, 3.6))
+    fig, ax = plt.subplots(figsize=(9.0, 3.8))
     finite = data["epsilon"].replace(math.inf, np.nan)
-    cap = float(np.nanmax([finite.max(), data["epsilon_lb"].max(), 1.0])) * 1.5
-    shown = finite.fillna(cap)  # no claim (no mechanism): drawn at the right edge
-    for (method, released), g in data.groupby(["method", "released"], sort=False):
-        ax.plot(shown[g.index], g["epsilon_lb"], marker="o", linestyle="none", label=f"{method} ({released})")
-    ax.plot([0, cap], [0, cap], color="grey", linewidth=1, linestyle="--", label="bound = claim")
+    paper_eps = pd.to_numeric(data.get("paper_epsilon", pd.Series(np.nan, index=data.index)), errors="coerce")
+    positive = pd.concat([finite[finite > 0], paper_eps[paper_eps > 0]])
+    lo = float(positive.min()) / 2 if len(positive) else 0.1
+    cap = 10 ** math.ceil(math.log10(max(float(positive.max()) if len(positive) else 1.0, 1.0)) + 1)
+    shown = finite.fillna(cap)  # no claim: drawn at the right edge
+    top = max(float(data["epsilon_lb"].max()), 1.0) * 1.2
+    colors = plt.get_cmap("tab20").colors
+    groups = data.groupby(["method", "released"], sort=False)
+    for i, ((method, released), g) in enumerate(groups):
+        color = colors[(2 * i) % 20 + (i // 10) % 2]  # the dark ten, then the light ten
+        ax.plot(
+            shown[g.index], g["epsilon_lb"], marker="o", linestyle="none", color=color, label=f"{method} ({released})"
+        )
+        for j in g.index[paper_eps[g.index].notna()]:
+            ax.plot([paper_eps[j], shown[j]], [g.at[j, "epsilon_lb"]] * 2, color="grey", linewidth=0.8, linestyle=":")
+            ax.plot(
+                paper_eps[j], g.at[j, "epsilon_lb"], marker="^", markerfacecolor="none", color=color, linestyle="none"
+            )
+    grid = np.geomspace(lo, max(lo, min(cap, top)), 200)
+    ax.plot(grid, grid, color="grey", linewidth=1, linestyle="--", label="bound = claim")
     ax.axvline(cap, color="grey", linewidth=0.6, linestyle=":")
-    ax.set_xlabel(f"claimed epsilon (at {cap:.3g}: no claim)")
+    ax.set_xscale("log")
+    ax.set_xlim(lo, cap * 3)
+    ax.set_ylim(-0.05 * top, top)
+    ax.set_xlabel(f"claimed epsilon (log; at {cap:g}: no claim; triangle: the paper's own claim)")
     ax.set_ylabel("empirical epsilon lower bound (95 %)")
     ax.set_title("One-run audit: claimed vs empirical epsilon")
-    ax.legend(fontsize=6)
+    ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     save(fig, data, out)
 
 
@@ -527,29 +547,33 @@ def compare_data(table: pd.DataFrame, scenario: str) -> pd.DataFrame:
 
 
 def plot_compare(data: pd.DataFrame, scenario: str, out: dict) -> None:
-    """Accuracy against the guarantee's epsilon, one line per method (its best row at each epsilon; every
-    row a marker), marker shape by the guarantee's kind
+    """Accuracy against the guarantee's epsilon, one colour per method and one line per method and kind
+    of guarantee (its best row at each epsilon; every row a marker), marker shape by the guarantee's kind
     (hollow where delta >= 1/n: a vacuous delta); paper 001's per-weight claim drawn where it claims to
     be, joined to its composed guarantee by a dotted line.  No mechanism: at the right edge."""
     import numpy as np
 
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(5.6, 3.6))
+    fig, ax = plt.subplots(figsize=(7.6, 3.6))
     finite = data["epsilon"].replace(math.inf, np.nan)
     hi = float(np.nanmax([finite.max(), data["claim_epsilon"].replace(math.inf, np.nan).max(), 1.0]))
     edge = 10 ** math.ceil(math.log10(hi) + 0.5)
     x = finite.fillna(edge)
-    for method, g in data.groupby("method", sort=False):
-        best = g["accuracy"].groupby(x[g.index]).max()  # the curve: the method's best row at each epsilon
-        (line,) = ax.plot(best.index, best.values, linewidth=1, label=method)
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    color = {m: colors[i % len(colors)] for i, m in enumerate(data["method"].drop_duplicates())}
+    for method, c in color.items():
+        ax.plot([], [], linewidth=1, color=c, label=method)
+    for (method, kind), g in data.groupby(["method", "guarantee_kind"], sort=False):
+        c = color[method]
+        best = g["accuracy"].groupby(x[g.index]).max()  # the curve: the best row at each epsilon
+        ax.plot(best.index, best.values, linewidth=1, color=c)
         for i in g.index:
-            kind = data.at[i, "guarantee_kind"]
-            face = "none" if data.at[i, "delta_vacuous"] and kind != "none" else line.get_color()
-            ax.plot(x[i], g.at[i, "accuracy"], KIND_MARKERS[kind], color=line.get_color(), markerfacecolor=face)
+            face = "none" if data.at[i, "delta_vacuous"] and kind != "none" else c
+            ax.plot(x[i], g.at[i, "accuracy"], KIND_MARKERS[kind], color=c, markerfacecolor=face)
             if data.at[i, "claim_kind"] != kind:
-                c = data.at[i, "claim_epsilon"]
-                ax.plot([c, x[i]], [g.at[i, "accuracy"]] * 2, ":", color=line.get_color(), linewidth=0.8)
-                ax.plot(c, g.at[i, "accuracy"], KIND_MARKERS["per-weight-per-round"], color=line.get_color())
+                claim = data.at[i, "claim_epsilon"]
+                ax.plot([claim, x[i]], [g.at[i, "accuracy"]] * 2, ":", color=c, linewidth=0.8)
+                ax.plot(claim, g.at[i, "accuracy"], KIND_MARKERS["per-weight-per-round"], color=c)
     for kind, marker in KIND_MARKERS.items():
         ax.plot([], [], marker, color="grey", label=f"{kind}")
     ax.set_xscale("log")
@@ -557,7 +581,7 @@ def plot_compare(data: pd.DataFrame, scenario: str, out: dict) -> None:
     ax.set_xlabel(f"epsilon of the guarantee (log; at {edge:g}: no mechanism)")
     ax.set_ylabel("test accuracy")
     ax.set_title(f"{scenario}: every method (hollow: delta >= 1/n)")
-    ax.legend(fontsize=6, ncol=2)
+    ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     save(fig, data, out)
 
 

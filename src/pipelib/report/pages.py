@@ -480,9 +480,12 @@ def paper001_page(table_csv, figures: dict, command: str) -> str:
 README_BEGIN, README_END = "<!-- headline:begin -->", "<!-- headline:end -->"
 
 
-def compare_page(compare_csv, audit_csv, command: str) -> str:
+def compare_page(compare_csv, audit_csv, command: str, figures: dict | None = None) -> str:
     """All methods side by side (issue 16): per scenario, every method's best accuracy at each kind of
-    guarantee and its (epsilon, delta), and the audit's empirical bounds beside the claims."""
+    guarantee and its (epsilon, delta), and the audit's empirical bounds beside the claims; ``figures``
+    (name -> path relative to the page) adds each scenario's figure (``compare_<scenario>``) and the
+    audit's (``audit``)."""
+    figures = figures or {}
     t = pd.read_csv(compare_csv)
     lines = [
         GENERATED.format(source="results/compare.csv and audit.csv"),
@@ -516,6 +519,8 @@ def compare_page(compare_csv, audit_csv, command: str) -> str:
         ]
         header = ["method", "kind", "mechanism", "epsilon", "delta", "delta >= 1/n", "claim", "test acc.", "rows"]
         lines += [f"## {scenario}", "", markdown_table(header, body), ""]
+        if f"compare_{scenario}" in figures:
+            lines += [f"![{scenario}: accuracy against epsilon]({figures[f'compare_{scenario}']})", ""]
     if audit_csv is not None:
         a = pd.read_csv(audit_csv)
         body = [
@@ -557,6 +562,8 @@ def compare_page(compare_csv, audit_csv, command: str) -> str:
             markdown_table(header, body),
             "",
         ]
+        if "audit" in figures:
+            lines += [f"![claimed against empirical epsilon]({figures['audit']})", ""]
     return "\n".join(lines)
 
 
