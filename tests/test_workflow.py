@@ -167,7 +167,7 @@ def test_changing_one_table2_k_reruns_only_that_row(tiny, data_root, tmp_path):
         "compare": 1,
         "figure_compare": 8,  # one per scenario, drawn from compare.csv
         "reproduction_page": 4,  # table2, headline, paper002 (it shows the rounds figure), compare
-        "reproduction_figure": 1,  # the rounds figure's copy beside the pages
+        "reproduction_figure": 9,  # the copies beside the pages: the rounds figure, the 8 comparison figures
         "all": 1,
     }
     assert "results/tiny/fedmd/femnist_iid/softmax/nfdp-with_replacement-k32/result.json" in out.stdout
@@ -485,7 +485,7 @@ def test_editing_the_report_module_reruns_no_training(tiny, data_root, tmp_path)
         "compare": 1,
         "figure_compare": 8,  # downstream of compare.csv
         "reproduction_page": 7,  # every page made from a table (not paper003: figures only)
-        "reproduction_figure": 1,  # the rounds figure's copy
+        "reproduction_figure": 9,  # the copies of the rounds figure and the 8 comparison figures
         "all": 1,
     }
 

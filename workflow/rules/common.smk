@@ -1076,10 +1076,16 @@ def page_inputs(wildcards):
         "paper004": "p004_",
         "paper001": "p001_",
     }
-    names = [name for name in page_figures() if page in prefix and name.startswith(prefix[page])]
+    names = [
+        name
+        for name in page_figures()
+        if page in prefix and name.startswith(prefix[page])
+    ]
     if page == "compare":
         names = [f"compare_{sc}" for sc in compare_scenarios()] + ["audit"]
-    figures = [f"docs/reproduction/{config['preset']}/figures/{name}.png" for name in names]
+    figures = [
+        f"docs/reproduction/{config['preset']}/figures/{name}.png" for name in names
+    ]
     return {**{t: res(f"{t}.csv") for t in tables}, "figures": figures}
 
 
