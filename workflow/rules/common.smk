@@ -1076,13 +1076,12 @@ def page_inputs(wildcards):
         "paper004": "p004_",
         "paper001": "p001_",
     }
-    names = [
-        name
-        for name in page_figures()
-        if page in prefix and name.startswith(prefix[page])
-    ]
     if page == "compare":
         names = [f"compare_{sc}" for sc in compare_scenarios()] + ["audit"]
+    else:
+        names = [
+            n for n in page_figures() if page in prefix and n.startswith(prefix[page])
+        ]
     figures = [
         f"docs/reproduction/{config['preset']}/figures/{name}.png" for name in names
     ]
