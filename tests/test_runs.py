@@ -3,6 +3,7 @@ before any job and keeps what was computed, damaged files, presets that do not c
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -102,58 +103,99 @@ def test_a_yaml_syntax_error_names_the_file_line_and_column(tmp_path, data_root)
     assert f"{bad}: YAML syntax error at line 4, column" in proc.stdout + proc.stderr, proc.stderr[-1500:]
 
 
-def test_a_damaged_parquet_is_named_with_how_to_rebuild_it(tiny, data_root, tmp_path):
+def verify(work, folder="results/tiny"):
+    return subprocess.run(
+        [Path(sys.executable).parent / "pipelib", "verify", folder], cwd=work, capture_output=True, text=True
+    )
+
+
+def hints(text: str) -> list[str]:
+    return [line.split(": ", 1)[1] for line in text.splitlines() if line.strip().startswith(("rebuild:", "build:"))]
+
+
+def stamps(folder: Path) -> dict:
+    return {p: p.stat().st_mtime_ns for p in folder.rglob("*") if p.is_file()}
+
+
+def damage(path: Path, data: bytes) -> None:
+    """Overwrite ``path`` keeping its modification time (so that Snakemake sees nothing)."""
+    stat = path.stat()
+    path.write_bytes(data)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+
+def test_a_damaged_parquet_stops_the_run_before_any_job_and_its_hint_rebuilds_it(tiny, data_root, tmp_path):
     """A truncated intermediate (its modification time restored, so Snakemake sees nothing) is named by
-    `pipelib verify` and by the job that reads it, with the command that rebuilds it."""
+    `pipelib verify` and by the pre-flight check of a run that would read it, which stops before the job
+    (whose outputs Snakemake would have deleted); the printed commands rebuild it."""
     work = tmp_path / "work"
     shutil.copytree(tiny, work, symlinks=True)
     table = work / "results/tiny/partitions/femnist_iid/party-1.parquet"
-    stat = table.stat()
-    table.write_bytes(table.read_bytes()[:300])
-    os.utime(table, ns=(stat.st_atime_ns, stat.st_mtime_ns))
-    proc = subprocess.run(
-        [Path(sys.executable).parent / "pipelib", "verify", "results/tiny"], cwd=work, capture_output=True, text=True
-    )
+    damage(table, table.read_bytes()[:300])
+    proc = verify(work)
     assert proc.returncode == 1
     assert "results/tiny/partitions/femnist_iid/party-1.parquet: cannot read" in proc.stdout
+    sample = work / "results/tiny/samples/femnist_iid/with_replacement-k16"
+    before = stamps(sample)
+    target = "results/tiny/samples/femnist_iid/with_replacement-k16/party-1.parquet"
+    proc = snakemake(work, "--forcerun", "nfdp_sample", data_root=data_root, check=False, targets=[target])
+    assert proc.returncode != 0 and "nothing was run and nothing deleted" in proc.stderr, proc.stderr[-2000:]
+    assert "results/tiny/partitions/femnist_iid/party-1.parquet: " in proc.stderr
+    assert stamps(sample) == before  # the job that would have read it did not start: its outputs are kept
+    (hint,) = [h for h in hints(proc.stderr)]
+    assert shlex.split(hint)[1:5] == ["results/tiny/partitions/femnist_iid/party-1.parquet", "--cores", "2", "--force"]
+    assert "--configfile" in hint and f"data_root={data_root}" in hint
+    subprocess.run(shlex.split(hint), cwd=work, check=True, capture_output=True)
+    snakemake(work, data_root=data_root)  # what depends on it re-runs
+    out = verify(work)
+    assert out.returncode == 0, out.stdout
+
+
+def test_a_damaged_result_json_keeps_the_tables_made_from_it(tiny, data_root, tmp_path):
+    """The issue's reproduction: `echo '{"x' > result.json`, then the table target.  Without the
+    pre-flight check Snakemake deleted table2.csv and table2_rounds.parquet before the table job failed."""
+    work = tmp_path / "work"
+    shutil.copytree(tiny, work, symlinks=True)
+    row = work / "results/tiny/fedmd/cifar_iid/softmax/np/result.json"
+    row.write_text('{"x\n')
+    tables = {p: p.stat().st_mtime_ns for p in work.glob("results/tiny/table2*")}
+    proc = snakemake(work, data_root=data_root, check=False, targets=["results/tiny/table2.csv"])
     assert (
-        "rebuild: .venv/bin/snakemake --cores 2 --configfile presets/tiny.yaml --force "
-        "results/tiny/partitions/femnist_iid/party-1.parquet" in proc.stdout
+        proc.returncode != 0 and "results/tiny/fedmd/cifar_iid/softmax/np/result.json: JSONDecodeError" in proc.stderr
     )
-    proc = snakemake(
-        work,
-        "--forcerun",
-        "nfdp_sample",
-        data_root=data_root,
-        check=False,
-        targets=["results/tiny/samples/femnist_iid/with_replacement-k16/party-1.parquet"],
-    )
-    assert proc.returncode != 0
-    assert "cannot read results/tiny/partitions/femnist_iid/party-1.parquet" in proc.stderr
-    assert "--force results/tiny/partitions/femnist_iid/party-1.parquet" in proc.stderr
-    snakemake(work, "--force", data_root=data_root, targets=["results/tiny/partitions/femnist_iid/party-1.parquet"])
-    # the failed job's outputs are gone (Snakemake removes a failed job's outputs): ask for them again
-    snakemake(
-        work, data_root=data_root, targets=["results/tiny/samples/femnist_iid/with_replacement-k16/party-1.parquet"]
-    )
-    out = subprocess.run(
-        [Path(sys.executable).parent / "pipelib", "verify", "results/tiny"], cwd=work, capture_output=True, text=True
-    )
+    assert {p: p.stat().st_mtime_ns for p in work.glob("results/tiny/table2*")} == tables and len(tables) == 2
+    # verify lists every problem in one pass: the damaged row, a damaged partition, a deleted table
+    test = work / "results/tiny/partitions/ldpfl_mnist/test.parquet"
+    damage(test, test.read_bytes()[:1000])
+    (work / "results/tiny/table3.csv").unlink()
+    proc = verify(work)
+    assert proc.returncode == 1
+    for named in ("fedmd/cifar_iid/softmax/np/result.json: ", "ldpfl_mnist/test.parquet: ", "table3.csv: missing"):
+        assert named in proc.stdout, (named, proc.stdout[-3000:])
+    for hint in hints(proc.stdout):  # each printed command, as printed
+        subprocess.run(shlex.split(hint), cwd=work, check=True, capture_output=True)
+    snakemake(work, data_root=data_root)
+    out = verify(work)
     assert out.returncode == 0, out.stdout
 
 
 def test_verify_passes_a_whole_run(tiny):
-    proc = subprocess.run(
-        [Path(sys.executable).parent / "pipelib", "verify", "results/tiny"], cwd=tiny, capture_output=True, text=True
-    )
+    proc = verify(tiny)
     assert proc.returncode == 0 and "all readable and consistent" in proc.stdout, proc.stdout
+    assert "expected outputs present" in proc.stdout
+
+
+def test_verify_refuses_what_is_not_a_results_folder(tiny, tmp_path):
+    for folder in (REPO / "src", tmp_path):
+        proc = verify(tiny, str(folder))
+        assert proc.returncode == 2 and "not a pipelib results folder" in proc.stdout, proc.stdout
 
 
 def test_what_deleting_an_intermediate_does(tiny, data_root):
     """Snakemake keeps a later target that is up to date when an intermediate it was made from is
     deleted (so that temporary files may go): asking for the table does nothing; asking for the deleted
     file rebuilds it, and the table re-runs on its next request (its input is newer).  docs/running.md
-    says so; `pipelib verify` names the missing file."""
+    says so; `pipelib verify` names the missing file, not another row's."""
     row = tiny / "results/tiny/fedmd/femnist_iid/softmax/np"
     saved = (row / "result.json").read_bytes()
     (row / "result.json").unlink()
@@ -162,16 +204,29 @@ def test_what_deleting_an_intermediate_does(tiny, data_root):
         assert "Nothing to be done" in out.stdout + out.stderr
         out = snakemake(tiny, "-n", data_root=data_root, targets=[str(row.relative_to(tiny) / "result.json")])
         assert job_counts(out.stdout) == {"fedmd": 1}
-        proc = subprocess.run(
-            [Path(sys.executable).parent / "pipelib", "verify", "results/tiny"],
-            cwd=tiny,
-            capture_output=True,
-            text=True,
-        )
-        assert proc.returncode == 1 and "FedMD-NP k=1215: its result.json is missing" in proc.stdout
+        proc = verify(tiny)
+        assert proc.returncode == 1 and "results/tiny/fedmd/femnist_iid/softmax/np/result.json: missing" in proc.stdout
+        assert "FedMD-NP k=1215: its result.json is missing" in proc.stdout and "differs" not in proc.stdout
     finally:
         (row / "result.json").write_bytes(saved)
         os.utime(row / "result.json", ns=((row / "rounds.parquet").stat().st_atime_ns,) * 2)
+
+
+def test_k_above_a_partys_records_fails_before_any_job(tiny, data_root):
+    """Sampling without replacement of more records than a party holds: the dry run and check-config stop
+    with the key, once the partition exists."""
+    bad = tiny / "k-too-large.yaml"
+    bad.write_text("scenarios:\n  cifar_iid: {nfdp: {sampling: [without_replacement], k: [16, 100000]}}\n")
+    proc = snakemake(tiny, "-n", "--configfile", str(TINY), str(bad), data_root=data_root, check=False)
+    message = "config key scenarios.cifar_iid.nfdp: NFDP sampling without replacement of k = 100000 records"
+    assert proc.returncode != 0 and message in proc.stdout + proc.stderr
+    cli = subprocess.run(
+        [Path(sys.executable).parent / "pipelib", "check-config", str(REPO / "config.yaml"), str(TINY), str(bad)],
+        cwd=tiny,
+        capture_output=True,
+        text=True,
+    )
+    assert cli.returncode != 0 and message in cli.stderr, cli.stderr
 
 
 def test_presets_keep_to_their_own_results_folder(tiny):
@@ -241,3 +296,17 @@ def test_documented_commands_parse_and_build_their_dag(page, command, data_root,
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
     assert proc.returncode == 0, f"{page}: {command}\n{proc.stderr[-3000:]}"
     assert "Job stats" in proc.stdout + proc.stderr or "Nothing to be done" in proc.stdout + proc.stderr
+
+
+def test_a_dry_run_under_a_left_lock_says_so(tiny, data_root):
+    """A killed run leaves its lock: a dry run still lists the jobs, and says a real run will be refused."""
+    lock = tiny / ".snakemake/locks/0.input.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    lock.write_text("")
+    try:
+        out = snakemake(tiny, "-n", data_root=data_root)
+        assert "this folder is locked by another Snakemake run, or by one that was killed" in out.stderr
+        assert "--unlock" in out.stderr
+    finally:
+        lock.unlink()
+    assert "folder is locked" not in snakemake(tiny, "-n", data_root=data_root).stderr

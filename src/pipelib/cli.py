@@ -34,12 +34,14 @@ def _check_config(args) -> int:
     """Validate config files as the workflow would: a preset alone is merged over config.yaml."""
     from pathlib import Path
 
-    from .config import load, validate
+    from .config import load, scenarios, validate
+    from .plan import check_sizes
 
     files = list(args.files)
     if Path(files[0]).name != "config.yaml" and Path("config.yaml").is_file():
         files.insert(0, "config.yaml")
-    validate(load(*files))
+    config = validate(load(*files))
+    check_sizes({**config, "scenarios": scenarios(config)}, config["results_dir"])
     print(f"ok: {' + '.join(files)}")
     return 0
 
@@ -55,8 +57,8 @@ def _verify(args) -> int:
 def _sync_readme(args) -> int:
     from .report.pages import sync_readme
 
-    changed = sync_readme(args.readme, args.headline)
-    print(f"{args.readme}: {'updated from' if changed else 'already equals'} {args.headline}")
+    changed = sync_readme(args.readme, args.pages)
+    print(f"{args.readme}: " + (f"updated {', '.join(changed)} from {args.pages}" if changed else "already up to date"))
     return 0
 
 
@@ -83,8 +85,8 @@ def main(argv=None) -> int:
     v = sub.add_parser("verify", help="check every output under a results folder; print how to rebuild what is broken")
     v.add_argument("results_dir", nargs="?", default="results", help="the folder (default: results)")
     v.set_defaults(func=_verify)
-    r = sub.add_parser("sync-readme", help="copy a generated headline page into README.md's headline block")
-    r.add_argument("--headline", default="docs/reproduction/reduced/headline.md")
+    r = sub.add_parser("sync-readme", help="copy the generated headline pages into README.md's headline blocks")
+    r.add_argument("--pages", default="docs/reproduction/reduced", help="the folder of the generated pages")
     r.add_argument("--readme", default="README.md")
     r.set_defaults(func=_sync_readme)
     t = sub.add_parser("timings", help="wall time per stage of a run, from its per-job benchmark files (Markdown)")

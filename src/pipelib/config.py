@@ -376,6 +376,31 @@ def fedmd_compare_runs(config: dict) -> list[tuple[str, str]]:
     ]
 
 
+def nfdp_requests(config: dict) -> list[tuple[str, str, str, int]]:
+    """(config key, scenario, sampling, k) of every NFDP sample the config asks for: the scenarios' own
+    lists, Table 2 (k and ldp_k), paper 002's Tables 3-5 and Figure 2(d), fedmd.compare."""
+    out = [
+        (f"scenarios.{name}.nfdp", name, sampling, k)
+        for name, sc in selected(config, "scenarios").items()
+        if "nfdp" in sc
+        for sampling in sc["nfdp"]["sampling"]
+        for k in sc["nfdp"]["k"]
+    ]
+    p = config["paper002"]
+    for label, spec in selected(config, "table2").items():
+        sc, sampling = spec["scenario"], spec["sampling"]
+        out += [(f"table2.{label}.k", sc, sampling, k) for k in spec["k"] + spec.get("ldp_k", [])]
+        parties = sorted(set(p["table3"]["parties"]) | set(p["figure2d"]["parties"]))
+        out += [("paper002.k", party_variant(config, sc, n), sampling, p["k"]) for n in parties]
+        if label in p["table4"]["noniid"]:
+            out.append(("paper002.k", p["table4"]["noniid"][label], sampling, p["k"]))
+        if label in p["table5"]["k"]:
+            out += [(f"paper002.table5.k.{label}", sc, s, p["table5"]["k"][label]) for s in vocab.SAMPLINGS]
+    for i, c in enumerate(config["fedmd"]["compare"]):
+        out += [(f"fedmd.compare.{i}.k", c["scenario"], c["sampling"], k) for k in c["k"] + c.get("ldp_k", [])]
+    return out
+
+
 def dpsgd_pretrained(config: dict, scenario: str) -> bool:
     """Whether DP-SGD on ``scenario`` starts from the public pre-training: only where the public dataset
     is not the private one (pre-training reads the public dataset's train split)."""

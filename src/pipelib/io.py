@@ -26,23 +26,35 @@ _UMASK = os.umask(0)
 os.umask(_UMASK)
 
 
+class WriteError(OSError):
+    """An output could not be written (disk full, permission, read-only file system): names the output."""
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary file beside ``path``; it replaces ``path`` only if the block succeeds.
 
-    A killed or failing job therefore never leaves a half-written file under the final name.
+    A killed or failing job therefore never leaves a half-written file under the final name.  An error of
+    the operating system while writing (disk full, permission) is raised as :class:`WriteError` naming
+    ``path``, whatever the writer's own message said.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
+    tmp = None
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        os.close(fd)
         yield Path(tmp)
         os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; give the file the usual mode
         os.replace(tmp, path)
+    except OSError as err:
+        if isinstance(err, (WriteError, DamagedFileError)) or err.errno is None:
+            raise
+        raise WriteError(err.errno, f"cannot write {path}: {err.strerror or err}") from err
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+        if tmp is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
 
 
 class DamagedFileError(OSError):

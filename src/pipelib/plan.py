@@ -63,15 +63,57 @@ def _public_n(config: dict, results_dir: str, scenario: str) -> int:
     return min(size, rows.get("stop", size)) - rows.get("start", 0)
 
 
+def _pool(config: dict, results_dir: str, scenario: str) -> int:
+    """The records a scenario deals to its parties, before its partition exists (the private train split,
+    or its pool_limit)."""
+    sc = config["scenarios"][scenario]
+    train = _split_sizes(results_dir, sc["private"])[0]
+    return min(sc.get("pool_limit") or train, train)
+
+
 def _party_n(config: dict, results_dir: str, scenario: str) -> tuple[list[int], bool]:
     """Each party's private records (from the partition summary; else an estimate, flagged True)."""
     summary = Path(results_dir) / "partitions" / scenario / "summary.json"
     if summary.is_file():
         return json.loads(summary.read_text())["party_n"], False
-    sc = config["scenarios"][scenario]
-    train, test = _split_sizes(results_dir, sc["private"])
-    pool = sc.get("pool_limit") or train
-    return [math.ceil(pool / sc["parties"])] * sc["parties"], True
+    parties = config["scenarios"][scenario]["parties"]
+    return [math.ceil(_pool(config, results_dir, scenario) / parties)] * parties, True
+
+
+def size_problems(config: dict, results_dir: str) -> list[str]:
+    """What the data already rule out, before any job: NFDP sampling without replacement of more records
+    than a party holds, and a party without records.  Party sizes are those of each scenario's partition
+    (its summary.json), so the check covers the scenarios already dealt in ``results_dir``; before that,
+    the pool a deal draws from (task classes, held-out test, public rows) is not known, and a sample job
+    with k > n stops with the same message.  ``config`` is the merged config with ``scenarios`` as the run
+    uses them (variants included)."""
+    from .config import nfdp_requests
+
+    problems, sizes = [], {}
+    for name in config["scenarios"]:
+        summary = Path(results_dir) / "partitions" / name / "summary.json"
+        if summary.is_file():
+            sizes[name] = json.loads(summary.read_text())["party_n"]
+            if min(sizes[name]) < 1:
+                empty = [i for i, n in enumerate(sizes[name]) if n < 1]
+                problems.append(f"scenario {name!r}: parties {empty} hold no records ({len(sizes[name])} parties)")
+    for key, name, sampling, k in nfdp_requests(config):
+        if sampling == "without_replacement" and name in sizes and k > min(sizes[name]):
+            problems.append(
+                f"config key {key}: NFDP sampling without replacement of k = {k} records, but the smallest "
+                f"party of scenario {name!r} holds {min(sizes[name])} (k <= n is needed; with replacement "
+                "allows any k)"
+            )
+    return list(dict.fromkeys(problems))
+
+
+def check_sizes(config: dict, results_dir: str) -> None:
+    """Raise ConfigError listing :func:`size_problems`, if any (the workflow and check-config call it)."""
+    from .config import ConfigError
+
+    problems = size_problems(config, results_dir)
+    if problems:
+        raise ConfigError("invalid configuration:\n  - " + "\n  - ".join(problems))
 
 
 def _test_n(config: dict, results_dir: str, scenario: str) -> int:
@@ -158,7 +200,8 @@ def job_work(rule: str, wc: dict, config: dict, results_dir: str) -> Work | None
         ns, w.estimated = _party_n(config, results_dir, wc["scenario"])
         per_round = max(1, round(float(wc["frac"]) * len(ns)))
         arch, shape = entry["arch"], SHAPES[sc["private"]]
-        w.add(arch, shape, d["batch"], int(wc["rounds"]) * per_round * d["local_epochs"] * sum(ns) / len(ns))
+        epochs, batch = entry.get("local_epochs", d["local_epochs"]), entry.get("batch", d["batch"])
+        w.add(arch, shape, batch, int(wc["rounds"]) * per_round * epochs * sum(ns) / len(ns))
         test = _test_n(config, results_dir, wc["scenario"])
         w.add(arch, shape, 1024, FORWARD * (int(wc["rounds"]) + 1) * test)
     else:

@@ -1,5 +1,11 @@
 """``pipelib verify``: check every output under a results folder, and print how to rebuild what is broken.
 
+It reports every problem in one pass (exit 1 if any): files its preset's ``rule all`` should have made
+that are missing (from the folder's run record, :mod:`pipelib.integrity`); files that do not read;
+tables that disagree with their sources.  Each problem comes with the exact command that rebuilds the
+file, with the --configfile and --config the folder was made with.  A folder without a run record and
+without a pipelib results layout is refused (exit 2).
+
 Checks: every file reads (Parquet, JSON, CSV, .npy, torch files); a Parquet table holds the rows and
 columns it was written with (recorded in its footer by :func:`pipelib.io.write_table`); the report tables
 agree with the files they were made from (``table2.csv`` and ``table_rknn.csv`` with the result rows,
@@ -11,12 +17,14 @@ those two tables: they are read, never counted.
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from .integrity import read_run_record, rebuild_command, workdir_of
 from .io import WRITTEN_KEY, load_torch, read_csv, read_json, read_table
 
 SKIP = ("logs", "benchmarks")
@@ -65,7 +73,7 @@ def _row_against_result(table, row: dict, results: dict, keys: tuple, name: str)
     ``keys``; epsilon compared as a float): missing, or an accuracy that differs."""
 
     def same(v: dict) -> bool:
-        if not all(v.get(c) == row[c] for c in keys if c != "epsilon"):
+        if not all(_same(v.get(c), row[c]) for c in keys if c != "epsilon"):
             return False
         return "epsilon" not in keys or _same(float(v.get("epsilon")), float(row["epsilon"]))
 
@@ -91,14 +99,15 @@ def _consistency(root: Path) -> list[tuple[Path, str]]:
     results = {
         p: read_json(p)
         for p in root.glob("**/result.json")
-        if not set(p.parts) & set(SKIP) and not _intermediate(p) and not _audited(p)
-    }
+        if not set(p.parts) & set(SKIP) and not _intermediate(p) and not _audited(p) and _check_file(p) is None
+    }  # an unreadable result.json is reported by the file checks; the tables are checked against the rest
     table2 = root / "table2.csv"
     if table2.is_file():
         rows = read_csv(table2)
         for r in rows[rows["method"].str.startswith("FedMD")].to_dict("records"):
             name = f"row {r['dataset']} {r['method']} k={r['k']}"
-            problems += _row_against_result(table2, r, results, ("scenario", "method", "k", "answer"), name)
+            keys = ("scenario", "method", "k", "answer", "sampling")
+            problems += _row_against_result(table2, r, results, keys, name)
     rknn = root / "table_rknn.csv"
     if rknn.is_file():
         for r in read_csv(rknn).to_dict("records"):
@@ -121,36 +130,55 @@ def _consistency(root: Path) -> list[tuple[Path, str]]:
     return problems
 
 
-def rebuild_command(path: Path, results_dir: Path) -> str:
-    """The command that rebuilds ``path``, run from the repository root: a preset's results folder is
-    results/<preset> (its --configfile presets/<preset>.yaml), the paper preset's is results/."""
-    name = Path(results_dir).name
-    extra = "" if name == "results" else f" --configfile presets/{name}.yaml"
-    return f".venv/bin/snakemake --cores 2{extra} --force {path}"
+def _missing(root: Path, record: dict | None) -> list[tuple[Path, str]]:
+    """Outputs the folder's preset should have (its run record's ``expected``) that do not exist."""
+    if record is None:
+        return []
+    workdir = workdir_of(root, record)
+    return [(workdir / p, "missing") for p in record["expected"] if not (workdir / p).exists()]
 
 
 def verify(results_dir) -> list[tuple[Path, str]]:
-    """(file, what is wrong) for every broken output under ``results_dir``."""
+    """(file, what is wrong) for every problem under ``results_dir``: missing, unreadable, inconsistent."""
     root = Path(results_dir)
-    problems = []
+    problems = _missing(root, read_run_record(root))
     for path in sorted(root.rglob("*")):
-        if path.is_file() and not set(path.relative_to(root).parts[:1]) & set(SKIP) and not path.name.startswith("."):
+        rel = path.relative_to(root).parts
+        if path.is_file() and not set(rel[:1]) & set(SKIP) and not any(part.startswith(".") for part in rel):
             why = _check_file(path)
             if why:
                 problems.append((path, why))
     return problems + _consistency(root)
 
 
+def _looks_like_results(root: Path) -> bool:
+    """A results folder made before run records existed: a pipelib layout (ingested data, partitions)."""
+    return (root / "data").is_dir() and (root / "partitions").is_dir()
+
+
 def report(results_dir) -> tuple[str, int]:
-    """The text `pipelib verify` prints, and its exit status (0: everything is fine)."""
+    """The text `pipelib verify` prints, and its exit status (0: everything is fine; 1: problems; 2: not a
+    results folder)."""
     root = Path(results_dir)
     if not root.is_dir():
         return f"{root}: no such results folder", 2
+    record = read_run_record(root)
+    if record is None and not _looks_like_results(root):
+        return (
+            f"{root}: not a pipelib results folder (no .pipelib/run.json, which every run writes before its "
+            "first job, and no data/ and partitions/); give the folder a run wrote, e.g. results/reduced",
+            2,
+        )
     files = sum(1 for p in root.rglob("*") if p.is_file())
     problems = verify(root)
+    note = "" if record else " (no run record: missing outputs cannot be listed; run any target once to write one)"
     if not problems:
-        return f"{root}: {files} files checked, all readable and consistent", 0
-    lines = [f"{root}: {len(problems)} problem(s) in {files} files:"]
+        expected = f", all {len(record['expected'])} expected outputs present" if record else ""
+        return f"{root}: {files} files checked, all readable and consistent{expected}{note}", 0
+    lines = [f"{root}: {len(problems)} problem(s) in {files} files{note}:"]
+    workdir = workdir_of(root, record) if record else None
     for path, why in problems:
-        lines += [f"  {path}: {why}", f"    rebuild: {rebuild_command(path, root)}"]
+        hint = rebuild_command(Path(path).resolve(), record, workdir, force=why != "missing")
+        shown = os.path.relpath(path) if Path(path).resolve().is_relative_to(Path.cwd().resolve()) else path
+        lines += [f"  {shown}: {why}", f"    {'build' if why == 'missing' else 'rebuild'}: {hint}"]
     return "\n".join(lines), 1

@@ -28,11 +28,18 @@ from pipelib.config import (
 )
 from pipelib.config import encoder_settings as resolved_encoder
 from pipelib.data import ingest as raw
+from pipelib import integrity
+from pipelib.plan import check_sizes
 from pipelib.provenance import code_digest
 from pipelib.train.models import ARCH_PATTERN
 
 try:
     validate(config)
+    # k above a party's n and the like fail here, before any job (as in pipelib check-config)
+    check_sizes({**config, "scenarios": scenarios(config)}, config["results_dir"])
+    integrity.note_dry_run_lock(
+        sys.argv
+    )  # a dry run in a locked folder: a real run will be refused
 except ConfigError as err:
     raise WorkflowError(str(err)) from None
 
@@ -41,6 +48,7 @@ RESULTS = Path(config["results_dir"]).as_posix()  # without a trailing slash
 SCENARIOS = scenarios(
     config
 )  # those run.scenarios keeps, and variants with other numbers of parties
+
 FEDMD = config["fedmd"]
 TABLE2 = selected(config, "table2")
 RKNN = config["rknn"]
@@ -185,6 +193,26 @@ def summarize_run():
     )
 
 
+def guard_inputs(jobs):
+    """Before the first job, so before Snakemake deletes any old output: record how this results folder is
+    made (pipelib verify reads it), then stop, naming each file and its rebuild command, if an existing
+    input of a job about to run is damaged (pipelib.integrity)."""
+    cs = workflow.config_settings
+    record = integrity.run_record(
+        workflow.main_snakefile,
+        os.getcwd(),
+        RESULTS,
+        cs.configfiles or [],
+        cs.config_args or [],
+        [*all_targets(), *result_files()],
+    )
+    integrity.write_run_record(RESULTS, record)
+    io = [(list(map(str, j.input)), list(map(str, j.output))) for j in jobs]
+    damaged = integrity.preflight(integrity.unproduced_inputs(io, RESULTS))
+    if damaged:
+        raise WorkflowError(integrity.stop_message(damaged, record))
+
+
 def announce_plan():
     """Before the first job: the planned compute per training stage with its estimated time on this
     machine, a warning when --cores exceeds the machine's cores, and a stop (nothing started) when a
@@ -194,7 +222,9 @@ def announce_plan():
     from pipelib import plan
 
     RUN_START[0] = time.time()
-    jobs = [(job.rule.name, dict(job.wildcards)) for job in workflow.dag.needrun_jobs()]
+    needed = list(workflow.dag.needrun_jobs())
+    guard_inputs(needed)
+    jobs = [(job.rule.name, dict(job.wildcards)) for job in needed]
     cores = int(workflow.resource_settings.cores or 1)
     machine = os.cpu_count() or 1
     if cores > machine:
@@ -299,6 +329,7 @@ PAGES = (
     "table2",
     "table_rknn",
     "headline",
+    "headline_paper001",
     "paper002",
     "paper003",
     "paper004",
@@ -1068,6 +1099,7 @@ def page_inputs(wildcards):
         "paper003": [],
         "paper004": ["table_ldpdl"] if ldpdl_table_entries() else [],
         "paper001": ["table_ldpfl"] if ldpfl_paths("table") else [],
+        "headline_paper001": ["table_ldpfl"] if ldpfl_paths("table") else [],
         "compare": ["compare", "audit"],
     }[page]
     prefix = {

@@ -1,0 +1,153 @@
+"""A failed run loses nothing (issue 31): the cheap integrity checks, the pre-flight check, the run record
+and its rebuild commands, errors of the operating system that name the path, and size checks of a config
+against the data.  The workflow-level reproductions are in tests/test_runs.py."""
+
+import errno
+import json
+import shlex
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+import torch
+
+from pipelib import integrity, io, plan
+from pipelib.config import load, nfdp_requests, scenarios, validate
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def files(tmp_path) -> dict[str, Path]:
+    """One good file of every kind the pre-flight check reads."""
+    out = {
+        "parquet": tmp_path / "t.parquet",
+        "json": tmp_path / "r.json",
+        "csv": tmp_path / "c.csv",
+        "npy": tmp_path / "a.npy",
+        "pt": tmp_path / "m.pt",
+    }
+    io.write_table(pa.table({"x": list(range(500)), "y": [float(i) for i in range(500)]}), out["parquet"])
+    io.write_json({"accuracy": 0.5}, out["json"])
+    pd.DataFrame({"a": [1, 2], "b": ["x", "y"]}).to_csv(out["csv"], index=False)
+    np.save(out["npy"], np.arange(1000, dtype=np.float32))
+    torch.save({"w": torch.zeros(100)}, out["pt"])
+    return out
+
+
+def test_quick_check_passes_good_files_and_names_every_truncation(tmp_path):
+    good = files(tmp_path)
+    assert {k: integrity.quick_check(p) for k, p in good.items()} == dict.fromkeys(good)
+    for kind, path in good.items():
+        data = path.read_bytes()
+        path.write_bytes(data[: len(data) // 2])
+        assert integrity.quick_check(path), kind
+        path.write_bytes(data)
+    good["json"].write_text('{"x')  # the issue's reproduction
+    assert "JSONDecodeError" in integrity.quick_check(good["json"])
+
+
+def test_quick_check_compares_a_parquet_footer_with_the_rows_written(tmp_path):
+    path = tmp_path / "t.parquet"
+    io.write_table(pa.table({"x": [1, 2, 3]}), path)
+    import pyarrow.parquet as pq
+
+    meta = pq.read_schema(path).metadata
+    pq.write_table(pa.table({"x": [1, 2]}).replace_schema_metadata(meta), path)  # a table rewritten short
+    assert integrity.quick_check(path) == "holds 2 rows, written with 3"
+
+
+def test_preflight_reports_damaged_files_and_skips_unchanged_good_ones(tmp_path, monkeypatch):
+    good = files(tmp_path)
+    checked = tmp_path / "checked.json"
+    assert integrity.preflight([str(p) for p in good.values()] + [str(tmp_path / "absent.json")], checked) == []
+    assert set(json.loads(checked.read_text())) == {str(p) for p in good.values()}
+    calls = []
+    monkeypatch.setattr(integrity, "quick_check", lambda p: calls.append(p))
+    integrity.preflight([str(p) for p in good.values()], checked)
+    assert calls == []  # unchanged (size, mtime): not read again
+    monkeypatch.undo()
+    good["json"].write_text('{"x')
+    damaged = integrity.preflight([str(p) for p in good.values()], checked)
+    assert [p for p, _ in damaged] == [str(good["json"])]
+    assert str(good["json"]) not in json.loads(checked.read_text())
+
+
+def test_unproduced_inputs_are_the_existing_files_the_run_reads_as_they_are():
+    jobs = [
+        (["results/x/a.parquet", "results/x/b.json"], ["results/x/c.json"]),
+        (["results/x/c.json", "/data/raw.gz", "results/y/d.json"], ["results/x/t.csv"]),
+    ]
+    assert integrity.unproduced_inputs(jobs, "results/x") == {"results/x/a.parquet", "results/x/b.json"}
+
+
+def record(tmp_path):
+    return integrity.run_record(
+        REPO / "Snakefile",
+        tmp_path,
+        "results/tiny",
+        [REPO / "presets/tiny.yaml", tmp_path / "mine.yaml"],
+        ["data_root=/data/my root"],
+        [tmp_path / "results/tiny/table2.csv"],
+    )
+
+
+def test_a_run_record_keeps_paths_inside_the_working_directory_relative(tmp_path):
+    r = record(tmp_path)
+    assert r["results_dir"] == "results/tiny" and r["expected"] == ["results/tiny/table2.csv"]
+    assert r["configfiles"] == [str(REPO / "presets/tiny.yaml"), "mine.yaml"]
+    integrity.write_run_record(tmp_path / "results/tiny", r)
+    assert integrity.read_run_record(tmp_path / "results/tiny") == r
+    assert integrity.read_run_record(tmp_path) is None
+    moved = tmp_path / "elsewhere" / "checkout"
+    assert integrity.workdir_of(moved / "results/tiny", r) == moved.resolve()
+
+
+def test_rebuild_commands_put_the_target_first_and_carry_the_runs_config(tmp_path, monkeypatch):
+    r = record(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    cmd = shlex.split(integrity.rebuild_command(Path("results/tiny/table2.csv"), r, tmp_path))
+    assert cmd[1:5] == ["results/tiny/table2.csv", "--cores", "2", "--force"]
+    assert cmd[cmd.index("--snakefile") + 1] == str(REPO / "Snakefile") and "--directory" not in cmd
+    assert cmd[-4:] == ["--configfile", "mine.yaml", "--config", "data_root=/data/my root"]
+    monkeypatch.chdir(REPO)  # from elsewhere: --directory, and every path absolute
+    cmd = shlex.split(integrity.rebuild_command(tmp_path / "results/tiny/table2.csv", r, tmp_path, force=False))
+    assert cmd[1] == "results/tiny/table2.csv" and "--force" not in cmd
+    assert cmd[cmd.index("--directory") + 1] == str(tmp_path.resolve())
+    assert str(tmp_path.resolve() / "mine.yaml") in cmd
+    # the repository's own layout, without a record
+    assert integrity.rebuild_command(Path("results/reduced/table2.csv"), None) == (
+        ".venv/bin/snakemake results/reduced/table2.csv --cores 2 --force --configfile presets/reduced.yaml"
+    )
+
+
+def test_a_write_that_the_operating_system_refuses_names_the_output(tmp_path, monkeypatch):
+    target = tmp_path / "out" / "result.json"
+    with pytest.raises(io.WriteError, match=f"cannot write {target}: No space left on device") as err:
+        with io.atomic_path(target):  # a writer's own error, without the path (as a full disk gives)
+            raise OSError(errno.ENOSPC, "No space left on device")
+    assert err.value.errno == errno.ENOSPC and list(target.parent.iterdir()) == []  # no temporary left
+
+    def refuse(src, dst):
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(io.os, "replace", refuse)  # a folder the job may not write into
+    with pytest.raises(io.WriteError, match=f"cannot write {target}: Permission denied"):
+        io.write_json({"a": 1}, target)
+    assert list(target.parent.iterdir()) == []
+
+
+def test_size_problems_name_k_above_a_partys_records(tmp_path):
+    config = validate(load(REPO / "config.yaml", REPO / "presets/tiny.yaml"))
+    config["scenarios"]["femnist_iid"]["nfdp"] = {"sampling": ["without_replacement"], "k": [16, 500]}
+    runs = {**config, "scenarios": scenarios(config)}
+    assert plan.size_problems(runs, tmp_path) == []  # no partition yet: the data cannot tell
+    summary = tmp_path / "partitions/femnist_iid/summary.json"
+    summary.parent.mkdir(parents=True)
+    summary.write_text(json.dumps({"party_n": [420, 410, 405]}))
+    assert plan.size_problems(runs, tmp_path) == [
+        "config key scenarios.femnist_iid.nfdp: NFDP sampling without replacement of k = 500 records, but the "
+        "smallest party of scenario 'femnist_iid' holds 405 (k <= n is needed; with replacement allows any k)"
+    ]
+    assert ("scenarios.femnist_iid.nfdp", "femnist_iid", "without_replacement", 500) in nfdp_requests(config)
