@@ -197,14 +197,31 @@ def test_private_rounds_are_deterministic_and_group_size_does_not_matter():
         assert a.server.c[k] == pytest.approx(c[k]) and a.server.r[k] == pytest.approx(r[k])
 
 
-def test_fixed_ranges_clip_and_keep_every_average_on_the_grid():
+def test_fixed_ranges_clip_the_weights_and_leave_the_biases_their_adaptive_range():
     mech = registry.parse("twopoint-eps1.0")
+    torch.manual_seed(0)
+    c0, r0 = ldpfl.layer_ranges(start_weights(build("fedcnn-4-8-16", (1, 28, 28), 2)))  # round 1's ranges
     proto, _ = run_fedavg(mech, (0.0, 0.05), rounds=1)
-    a = weights.magnitude(1.0) * 0.05
-    for v in proto.server.params.values():  # means of 3 values in {-a, +a}: -a, -a/3, a/3, a
-        levels = torch.round(v / a * 3)
-        assert torch.allclose(v, levels * a / 3, atol=1e-6) and set(levels.unique().tolist()) <= {-3, -1, 1, 3}
-    assert proto.server.c == dict.fromkeys(proto.server.params, 0.0)
+    a = weights.magnitude(1.0)
+    for k, v in proto.server.params.items():  # means of 3 values c +- r a: c + (-3, -1, 1, 3) r a / 3
+        c, r = (0.0, 0.05) if v.dim() > 1 else (c0[k], r0[k])
+        levels = torch.round((v - c) / (r * a) * 3)
+        assert torch.allclose(v, c + levels * r * a / 3, atol=1e-6), k
+        assert set(levels.unique().tolist()) <= {-3, -1, 1, 3}
+    s = proto.server  # the next round: weights keep the fixed range, biases take their layer's new range
+    c1, r1 = ldpfl.layer_ranges(s.params)
+    for k, v in s.params.items():
+        assert (s.c[k], s.r[k]) == ((0.0, 0.05) if v.dim() > 1 else (c1[k], r1[k])), k
+
+
+def test_ranges_for_names_weights_and_biases():
+    params = {"conv.weight": torch.ones(2, 1, 3, 3) * 0.3, "conv.bias": torch.tensor([-1.0, 3.0])}
+    assert ldpfl.ranges_for(params, (0.0, 0.1)) == (
+        {"conv.weight": 0.0, "conv.bias": 1.0},
+        {"conv.weight": 0.1, "conv.bias": 2.0},
+    )
+    c, r = ldpfl.ranges_for(params, None)
+    assert c == {"conv.weight": pytest.approx(0.3), "conv.bias": 1.0} and r["conv.weight"] == ldpfl.MIN_RADIUS
 
 
 def test_adaptive_ranges_keep_every_average_on_the_grid_of_the_ranges_broadcast_before_the_round():

@@ -20,13 +20,16 @@ def test_ci_runs_the_readme_install_and_test_commands():
 
 
 def test_readme_headline_is_the_generated_one():
-    """The README's results block is a copy of a generated page (pipelib sync-readme), never typed."""
-    from pipelib.report.pages import README_BEGIN, README_END
+    """Each of the README's results blocks is a copy of a generated page (pipelib sync-readme), never typed."""
+    from pipelib.report.pages import README_BLOCKS, readme_markers
 
     text = (REPO / "README.md").read_text()
-    block = text.split(README_BEGIN, 1)[1].split(README_END, 1)[0].strip()
-    headline = REPO / "docs" / "reproduction" / "reduced" / "headline.md"
-    if headline.exists():
-        assert block == headline.read_text().strip()
-    else:
-        assert "|" not in block  # no table without its generated source
+    for name in README_BLOCKS:
+        begin, end = readme_markers(name)
+        assert begin in text and end in text, name
+        block = text.split(begin, 1)[1].split(end, 1)[0].strip()
+        page = REPO / "docs" / "reproduction" / "reduced" / f"{name}.md"
+        if page.exists():
+            assert block == page.read_text().strip(), name
+        else:
+            assert "|" not in block, name  # no table without its generated source

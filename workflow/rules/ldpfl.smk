@@ -41,7 +41,7 @@ rule ldpfl:
             **{
                 k: v
                 for k, v in ldpfl_dataset(wc.scenario)[1].items()
-                if k in ("arch", "lr", "mode")
+                if k in ("arch", "lr", "mode", "local_epochs", "batch")
             },
         },
         seed=lambda wc: seed_of(wc.scenario),

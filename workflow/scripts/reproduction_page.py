@@ -15,6 +15,7 @@ make = {
     "table2": lambda: pages.table2_page(i.table2, p.commands["table2"]),
     "table_rknn": lambda: pages.table_rknn_page(i.table_rknn, p.commands["table_rknn"]),
     "headline": lambda: pages.headline_page(i.table2, i.table_rknn, p.preset),
+    "headline_paper001": lambda: pages.headline_paper001_page(table["table_ldpfl"], p.preset),
     "paper002": lambda: pages.paper002_page({k: i[k] for k in ("table3", "table4", "table5")}, figures, p.commands),
     "paper003": lambda: pages.paper003_page(figures),
     "paper004": lambda: pages.paper004_page(table["table_ldpdl"], figures, p.commands["table_ldpdl"]),

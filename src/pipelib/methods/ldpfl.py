@@ -133,6 +133,23 @@ def layer_ranges(params: dict[str, torch.Tensor]) -> tuple[dict, dict]:
     return c, r
 
 
+def is_weight(tensor: torch.Tensor) -> bool:
+    """A weight tensor (a convolution's kernel, a linear layer's matrix), as opposed to a bias vector."""
+    return tensor.dim() > 1
+
+
+def ranges_for(params: dict[str, torch.Tensor], fixed: tuple[float, float] | None) -> tuple[dict, dict]:
+    """Each tensor's (c, r) for the next round: the adaptive per-layer range, or with ``fixed`` = (c, r)
+    that range for every weight tensor (paper 001: "for each weight, we clip them in a fixed range"),
+    while bias vectors, which the paper never mentions, keep their adaptive per-layer range."""
+    c, r = layer_ranges(params)
+    if fixed is not None:
+        for k, v in params.items():
+            if is_weight(v):
+                c[k], r[k] = fixed
+    return c, r
+
+
 class Server:
     """Selects each round's clients, averages what reaches it, keeps the global weights and ranges."""
 
@@ -141,12 +158,9 @@ class Server:
             raise ValueError(f"ldpfl fraction of clients per round must be in (0, 1], got {fraction}")
         self.params, self.n_clients, self.seed, self.key = params, n_clients, seed, key
         self.per_round = max(1, int(round(fraction * n_clients)))
-        self.adaptive = ranges == "adaptive"
-        if self.adaptive:
-            self.c, self.r = layer_ranges(params)  # from the initial weights, which the server chose
-        else:
-            c, r = ranges
-            self.c, self.r = dict.fromkeys(params, float(c)), dict.fromkeys(params, float(r))
+        self.fixed = None if ranges == "adaptive" else tuple(float(v) for v in ranges)
+        # the first round's ranges come from the initial weights, which the server chose
+        self.c, self.r = ranges_for(params, self.fixed)
 
     def select(self, t: int) -> np.ndarray:
         """Round t's clients: ``per_round`` of them uniformly at random without replacement."""
@@ -155,8 +169,7 @@ class Server:
 
     def update(self, aggregate: dict) -> None:
         self.params = {k: v.detach() for k, v in aggregate.items()}
-        if self.adaptive:
-            self.c, self.r = layer_ranges(self.params)
+        self.c, self.r = ranges_for(self.params, self.fixed)
 
 
 def groups(clients: list[Client], size: int) -> list[list[Client]]:
@@ -390,6 +403,7 @@ def run_row(
         mechanism=mechanism.name if mechanism else "none",
         delta_vacuous=False,
         accuracy=final["accuracy"],
+        test_records=len(x_test),
         n=min(ns),
         parties=len(clients),
         clients=len(clients),
@@ -399,6 +413,9 @@ def run_row(
         range="adaptive" if ranges == "adaptive" else None if ranges is None else f"c={ranges[0]:g}, r={ranges[1]:g}",
         weights=d,
         arch=settings["arch"],
+        lr=settings["lr"],
+        batch=settings["batch"],
+        local_epochs=settings["local_epochs"],
         paper_epsilon=mechanism.epsilon if mechanism else None,
         paper_protected_unit=mechanism.guarantee(1).unit if mechanism else None,
         max_rounds_joined=int(proto.joined.max()),

@@ -122,5 +122,21 @@ TABLE_LDPFL = {
 }
 # Noise-free accuracy implied by the paper's introduction (LDP-FL's accuracy + its stated loss): SPECS 2.4.
 NOISE_FREE_LDPFL = {"MNIST": 97.21, "Fashion-MNIST": 87.58, "CIFAR-10": 62.55}
+# Paper 001's setting per dataset (its Section 5; SPECS.md 2.1): clients, each with train / clients records
+# (IID), rounds, plain SGD's learning rate, test records (the standard test split), 10 repeats averaged;
+# model sizes, batch size and local epochs are not stated.
+LDPFL_SETTING = {
+    "MNIST": {"clients": 100, "records": 600, "rounds": 10, "lr": 0.03, "model": "a two-layer CNN", "test": 10000},
+    "Fashion-MNIST": {
+        "clients": 200,
+        "records": 300,
+        "rounds": 15,
+        "lr": 0.03,
+        "model": "a two-layer CNN",
+        "test": 10000,
+    },
+    "CIFAR-10": {"clients": 500, "records": 100, "rounds": 15, "lr": 0.015, "model": "a small VGG", "test": 10000},
+}
+LDPFL_REPEATS = 10
 # Figure 5's printed points: (dataset, epsilon) -> accuracy %.
 FIGURE_LDPFL_EPSILON = {("MNIST", 1.0): 96.24, ("Fashion-MNIST", 4.0): 86.26, ("CIFAR-10", 10.0): 61.46}

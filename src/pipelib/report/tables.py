@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .. import stats
 from ..io import read_csv, read_json, read_table, write_csv
 from ..privacy import LEDGER_COLUMNS, read_releases, with_reference_delta
 from ..schema import RESULT_COLUMNS
@@ -455,6 +456,9 @@ TABLE_LDPFL_COLUMNS = [
     "paper_epsilon",
     "paper_protected_unit",
     "accuracy",
+    "accuracy_low",
+    "accuracy_high",
+    "test_records",
     "paper_accuracy",
     "difference",
     "clients",
@@ -462,6 +466,10 @@ TABLE_LDPFL_COLUMNS = [
     "rounds",
     "weights",
     "arch",
+    "n",
+    "lr",
+    "batch",
+    "local_epochs",
     "scenario",
     "preset",
     "seed",
@@ -482,7 +490,17 @@ def table_ldpfl(entries: list[dict], out_csv) -> pd.DataFrame:
             printed = paper.NOISE_FREE_LDPFL.get(e["dataset"])
         else:
             printed = paper.TABLE_LDPFL.get((e["dataset"], e["epsilon"], e["range"]))
-        rows.append({**r, "dataset": e["dataset"], "range": e["range"], "paper_accuracy": _fraction(printed)})
+        low, high = stats.accuracy_interval(r["accuracy"], r["test_records"])
+        rows.append(
+            {
+                **r,
+                "dataset": e["dataset"],
+                "range": e["range"],
+                "paper_accuracy": _fraction(printed),
+                "accuracy_low": round(low, 4),
+                "accuracy_high": round(high, 4),
+            }
+        )
     table = pd.DataFrame(rows, columns=None if rows else TABLE_LDPFL_COLUMNS)
     if rows:
         table["difference"] = table["accuracy"] - table["paper_accuracy"]

@@ -152,9 +152,27 @@ class PlainCNN(nn.Module):
         self.features = nn.Sequential(*layers, nn.Linear(n_features, hidden), nn.ReLU())
         self.classifier = nn.Linear(hidden, n_classes)
         self.arch, self.in_shape, self.n_classes = arch, tuple(in_shape), n_classes
+        he_init(self)
 
     def forward(self, x):
         return self.classifier(self.features(x))
+
+
+def he_init(model: nn.Module) -> None:
+    """An initialization under which a deep ReLU stack without normalization trains (He et al. 2015):
+    convolutions Kaiming-normal over their fan-out (torchvision's VGG), hidden linear layers Kaiming-normal
+    over their fan-in, the classifier LeCun-normal (std 1 / sqrt(fan-in)).  PyTorch's default weights
+    (uniform, std 1 / sqrt(3 fan-in)) shrink the signal by about 0.4 per ReLU layer, so the eight-layer
+    VGG starts as a near-constant function that plain SGD does not leave (docs/methods.md).  Biases keep
+    PyTorch's default, uniform in +-1 / sqrt(fan-in), not zero: LDP-FL's adaptive range starts from the
+    initial values and widens by at most a factor (e^eps + 1) / (e^eps - 1) a round, so an all-zero bias
+    would stay frozen at zero."""
+    for m in model.modules():
+        if isinstance(m, nn.Conv2d):
+            nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+        elif isinstance(m, nn.Linear) and m is not model.classifier:
+            nn.init.kaiming_normal_(m.weight, mode="fan_in", nonlinearity="relu")
+    nn.init.normal_(model.classifier.weight, 0.0, model.classifier.in_features**-0.5)
 
 
 PLAIN = ("fedcnn", "vgg")

@@ -1,0 +1,35 @@
+"""Uncertainty of a measured accuracy: the 95 % interval every reproduction table prints beside it.
+
+An accuracy measured on n test records is a binomial proportion; its interval here is Wilson's score
+interval (good coverage also near 0 and 1 and for small n, unlike the normal approximation).  It covers
+the sampling of the test set only, not the run-to-run spread of training (seeds), which needs repeats.
+"""
+
+from __future__ import annotations
+
+import math
+
+from scipy import stats as _stats
+
+
+def wilson(successes: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson's score interval for a proportion ``successes / n``."""
+    if n <= 0:
+        raise ValueError(f"an interval needs at least one trial, got n = {n}")
+    if not 0 <= successes <= n:
+        raise ValueError(f"successes must lie in [0, n = {n}], got {successes}")
+    z = float(_stats.norm.ppf(0.5 + confidence / 2))
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def accuracy_interval(accuracy: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """The interval of an accuracy measured on ``n`` test records."""
+    return wilson(round(accuracy * n), n, confidence)
+
+
+def overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    """Whether two intervals overlap: a difference between them is then inconclusive."""
+    return a[0] <= b[1] and b[0] <= a[1]

@@ -1,0 +1,30 @@
+"""The 95 % interval of an accuracy: Wilson's score interval, against closed values and by simulation."""
+
+import numpy as np
+import pytest
+
+from pipelib import stats
+
+
+def test_wilson_matches_published_values():
+    # Newcombe (1998), Table I: 81/263 -> 0.2553 to 0.3662 (Wilson, 95 %)
+    low, high = stats.wilson(81, 263)
+    assert (low, high) == pytest.approx((0.2553, 0.3662), abs=5e-5)
+    # 0 of 10: the upper end is z^2 / (n + z^2)
+    assert stats.wilson(0, 10) == pytest.approx((0.0, 1.96**2 / (10 + 1.96**2)), abs=1e-4)
+
+
+def test_wilson_covers_about_95_percent_by_simulation():
+    rng = np.random.default_rng(0)
+    for p, n in ((0.5, 1000), (0.97, 1000), (0.1, 200)):
+        hits = rng.binomial(n, p, size=4000)
+        covered = np.mean([lo <= p <= hi for lo, hi in (stats.wilson(h, n) for h in hits)])
+        assert 0.93 <= covered <= 0.97, (p, n, covered)
+
+
+def test_accuracy_interval_and_overlap():
+    lo, hi = stats.accuracy_interval(0.9685, 10000)
+    assert lo < 0.9685 < hi and hi - lo == pytest.approx(2 * 1.96 * (0.9685 * 0.0315 / 10000) ** 0.5, rel=0.02)
+    assert stats.overlap((0.1, 0.2), (0.19, 0.3)) and not stats.overlap((0.1, 0.2), (0.21, 0.3))
+    with pytest.raises(ValueError, match="at least one trial"):
+        stats.wilson(0, 0)
