@@ -128,6 +128,11 @@ def test_a_write_that_the_operating_system_refuses_names_the_output(tmp_path, mo
         with io.atomic_path(target):  # a writer's own error, without the path (as a full disk gives)
             raise OSError(errno.ENOSPC, "No space left on device")
     assert err.value.errno == errno.ENOSPC and list(target.parent.iterdir()) == []  # no temporary left
+    # numpy's tofile on a full disk raises an OSError without an errno (measured on a 16 KiB tmpfs)
+    with pytest.raises(io.WriteError, match=f"cannot write {target}: 100000 requested and 2032 written"):
+        with io.atomic_path(target):
+            raise OSError("100000 requested and 2032 written")
+    assert list(target.parent.iterdir()) == []
 
     def refuse(src, dst):
         raise PermissionError(errno.EACCES, "Permission denied")
@@ -145,9 +150,18 @@ def test_size_problems_name_k_above_a_partys_records(tmp_path):
     assert plan.size_problems(runs, tmp_path) == []  # no partition yet: the data cannot tell
     summary = tmp_path / "partitions/femnist_iid/summary.json"
     summary.parent.mkdir(parents=True)
-    summary.write_text(json.dumps({"party_n": [420, 410, 405]}))
+    settings = {k: v for k, v in runs["scenarios"]["femnist_iid"].items() if k not in ("nfdp", "test")}
+    dealt = {**settings, "seed": config["seed"], "test": {"n": 100}, "party_n": [420, 410, 405]}
+    summary.write_text(json.dumps(dealt))  # as the partition job writes it
     assert plan.size_problems(runs, tmp_path) == [
         "config key scenarios.femnist_iid.nfdp: NFDP sampling without replacement of k = 500 records, but the "
         "smallest party of scenario 'femnist_iid' holds 405 (k <= n is needed; with replacement allows any k)"
     ]
+    # a partition dealt with other settings is about to be re-dealt: its sizes say nothing (no refusal)
+    summary.write_text(json.dumps({**dealt, "parties": settings["parties"] + 1}))
+    assert plan.size_problems(runs, tmp_path) == []
+    # a damaged summary is left to the pre-flight check (which names it): no crash at config load
+    for damaged in ('{"party_n": [4', "{}", '{"party_n": []}'):
+        summary.write_text(damaged)
+        assert plan.size_problems(runs, tmp_path) == []
     assert ("scenarios.femnist_iid.nfdp", "femnist_iid", "without_replacement", 500) in nfdp_requests(config)

@@ -145,7 +145,14 @@ def test_a_damaged_parquet_stops_the_run_before_any_job_and_its_hint_rebuilds_it
     (hint,) = [h for h in hints(proc.stderr)]
     assert shlex.split(hint)[1:5] == ["results/tiny/partitions/femnist_iid/party-1.parquet", "--cores", "2", "--force"]
     assert "--configfile" in hint and f"data_root={data_root}" in hint
-    subprocess.run(shlex.split(hint), cwd=work, check=True, capture_output=True)
+    assert shlex.split(hint)[shlex.split(hint).index("--directory") + 1] == str(work.resolve())
+    # typed where the user started (this run was started with --directory): it rebuilds the file in work/
+    stray = REPO / "results/tiny/partitions/femnist_iid/party-1.parquet"
+    stamp = stray.stat().st_mtime_ns if stray.exists() else None
+    subprocess.run(shlex.split(hint), cwd=REPO, check=True, capture_output=True)
+    from pipelib import integrity
+
+    assert integrity.quick_check(table) is None and (stray.stat().st_mtime_ns if stray.exists() else None) == stamp
     snakemake(work, data_root=data_root)  # what depends on it re-runs
     out = verify(work)
     assert out.returncode == 0, out.stdout

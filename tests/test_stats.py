@@ -1,5 +1,7 @@
 """The 95 % interval of an accuracy: Wilson's score interval, against closed values and by simulation."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -28,3 +30,4 @@ def test_accuracy_interval_and_overlap():
     assert stats.overlap((0.1, 0.2), (0.19, 0.3)) and not stats.overlap((0.1, 0.2), (0.21, 0.3))
     with pytest.raises(ValueError, match="at least one trial"):
         stats.wilson(0, 0)
+    assert all(math.isnan(x) for x in stats.accuracy_interval(float("nan"), 100))  # missing, not a crash

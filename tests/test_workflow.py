@@ -340,7 +340,11 @@ def test_impossible_k_fails_clearly_and_keeps_finished_work(tiny, data_root, tmp
     before = sorted(p for p in (tiny / "results/tiny").rglob("*.parquet"))
     proc = snakemake(tiny, "--configfile", str(TINY), str(change), data_root=data_root, check=False)
     assert proc.returncode != 0
-    assert "holds n=1000 records: k=5000 without replacement is impossible" in proc.stderr
+    # refused at config load, before any job, from the partition summary the tiny run already wrote
+    assert (
+        "NFDP sampling without replacement of k = 5000 records, but the smallest party of scenario "
+        "'cifar_iid' holds 1000" in proc.stderr
+    ), proc.stderr[-1500:]
     assert all(p.exists() for p in before)
     assert not list((tiny / "results/tiny/samples/cifar_iid").glob("without_replacement-k5000/*.parquet"))
 
@@ -484,7 +488,7 @@ def test_editing_the_report_module_reruns_no_training(tiny, data_root, tmp_path)
         "table_ldpfl": 1,
         "compare": 1,
         "figure_compare": 8,  # downstream of compare.csv
-        "reproduction_page": 7,  # every page made from a table (not paper003: figures only)
+        "reproduction_page": 8,  # every page made from a table (not paper003: figures only)
         "reproduction_figure": 9,  # the copies of the rounds figure and the 8 comparison figures
         "all": 1,
     }
@@ -500,6 +504,18 @@ def test_reproduction_pages_are_generated_from_the_tables(tiny):
     headline = (tiny / "docs/reproduction/tiny/headline.md").read_text()
     table_lines = [line for line in headline.splitlines() if line.startswith("| ")]  # header and rows
     assert len(table_lines) == len(t2) + 1 + len(pd.read_csv(tiny / "results/tiny/table_rknn.csv")) + 1
+    fl = pd.read_csv(tiny / "results/tiny/table_ldpfl.csv")
+    p001 = (tiny / "docs/reproduction/tiny/paper001.md").read_text()
+    for r in fl.itertuples():  # every accuracy with its 95 % interval over the test records
+        assert r.accuracy_low <= r.accuracy <= r.accuracy_high and r.test_records == 1000
+        assert f"{r.accuracy:.4g} [{r.accuracy_low:.3f}, {r.accuracy_high:.3f}]" in p001
+    # the tiny run departs from the paper's regime in its clients and their records: said, and marked
+    assert (
+        "| MNIST | clients | 100 | 8 | regime |" in p001
+        and "| MNIST | records per client | 600 | 100 | regime |" in p001
+    )
+    head = (tiny / "docs/reproduction/tiny/headline_paper001.md").read_text()
+    assert len([line for line in head.splitlines() if line.startswith("| ")]) == len(fl) + 1
 
 
 # -------------------------------------------------------------------- privacy claims that hold up

@@ -175,17 +175,19 @@ def _snakemake_exe(local: bool) -> str:
     return str(beside) if beside.exists() else "snakemake"
 
 
-def rebuild_command(path, record: dict | None, workdir=None, force: bool = True) -> str:
+def rebuild_command(path, record: dict | None, workdir=None, force: bool = True, elsewhere: bool | None = None) -> str:
     """The shell command that (re)builds ``path`` as the recorded run made it: the target first, then
-    --configfile and --config (they swallow what follows); --directory when run from elsewhere.  Without a
-    record, the command for the repository's layout (results/<preset> with presets/<preset>.yaml)."""
+    --configfile and --config (they swallow what follows); --directory when run from elsewhere (``elsewhere``
+    forces it: a run started with --directory prints its hints from inside that folder, but the user types
+    them where they started).  Without a record, the command for the repository's layout (results/<preset>
+    with presets/<preset>.yaml)."""
     path = Path(path)
     if record is None:
         name = path.parts[1] if len(path.parts) > 2 and path.parts[0] == "results" else None
         extra = f" --configfile presets/{name}.yaml" if name and Path(f"presets/{name}.yaml").is_file() else ""
         return f".venv/bin/snakemake {path} --cores 2{' --force' if force else ''}{extra}"
     workdir = Path(workdir or Path.cwd()).resolve()
-    local = Path.cwd().resolve() == workdir
+    local = Path.cwd().resolve() == workdir if elsewhere is None else not elsewhere
     target = _relative(path, workdir) if path.is_absolute() else str(path)
     cmd = [_snakemake_exe(local), target, "--cores", "2"] + (["--force"] if force else [])
     if record["snakefile"] != "Snakefile":
@@ -199,11 +201,11 @@ def rebuild_command(path, record: dict | None, workdir=None, force: bool = True)
     return shlex.join(cmd)
 
 
-def stop_message(damaged: list[tuple[str, str]], record: dict | None, workdir=None) -> str:
+def stop_message(damaged: list[tuple[str, str]], record: dict | None, workdir=None, elsewhere=None) -> str:
     """The pre-flight check's refusal: every damaged input and the command that rebuilds each."""
     lines = [f"pipelib: {len(damaged)} input file(s) of this run are damaged; nothing was run and nothing deleted:"]
     for path, why in damaged:
-        lines += [f"  {path}: {why}", f"    rebuild: {rebuild_command(path, record, workdir)}"]
+        lines += [f"  {path}: {why}", f"    rebuild: {rebuild_command(path, record, workdir, elsewhere=elsewhere)}"]
     lines.append("Then run your target again: what depends on a rebuilt file re-runs.")
     return "\n".join(lines)
 

@@ -48,8 +48,10 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; give the file the usual mode
         os.replace(tmp, path)
     except OSError as err:
-        if isinstance(err, (WriteError, DamagedFileError)) or err.errno is None:
+        if isinstance(err, (WriteError, DamagedFileError)):
             raise
+        if err.errno is None:  # numpy's tofile on a full disk: "100000 requested and 2032 written"
+            raise WriteError(f"cannot write {path}: {err}") from err
         raise WriteError(err.errno, f"cannot write {path}: {err.strerror or err}") from err
     finally:
         if tmp is not None:

@@ -91,9 +91,9 @@ def size_problems(config: dict, results_dir: str) -> list[str]:
 
     problems, sizes = [], {}
     for name in config["scenarios"]:
-        summary = Path(results_dir) / "partitions" / name / "summary.json"
-        if summary.is_file():
-            sizes[name] = json.loads(summary.read_text())["party_n"]
+        party_n = _dealt_sizes(config, results_dir, name)
+        if party_n:
+            sizes[name] = party_n
             if min(sizes[name]) < 1:
                 empty = [i for i, n in enumerate(sizes[name]) if n < 1]
                 problems.append(f"scenario {name!r}: parties {empty} hold no records ({len(sizes[name])} parties)")
@@ -105,6 +105,23 @@ def size_problems(config: dict, results_dir: str) -> list[str]:
                 "allows any k)"
             )
     return list(dict.fromkeys(problems))
+
+
+def _dealt_sizes(config: dict, results_dir: str, name: str) -> list[int] | None:
+    """The party sizes of scenario ``name``'s partition in ``results_dir``, if it exists, reads, and was
+    dealt with the scenario's current settings (its summary.json records them; ``test`` is overwritten
+    there by the test split's statistics).  A partition dealt with other settings is about to be re-dealt,
+    and a damaged summary is the pre-flight check's to name: neither says anything about the sizes."""
+    summary = Path(results_dir) / "partitions" / name / "summary.json"
+    try:
+        recorded = json.loads(summary.read_text())
+        party_n = [int(n) for n in recorded["party_n"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    settings = {k: v for k, v in config["scenarios"][name].items() if k not in ("nfdp", "test")}
+    if recorded.get("seed") != config.get("seed") or any(recorded.get(k) != v for k, v in settings.items()):
+        return None
+    return party_n or None
 
 
 def check_sizes(config: dict, results_dir: str) -> None:

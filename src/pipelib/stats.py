@@ -26,7 +26,9 @@ def wilson(successes: float, n: int, confidence: float = 0.95) -> tuple[float, f
 
 
 def accuracy_interval(accuracy: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """The interval of an accuracy measured on ``n`` test records."""
+    """The interval of an accuracy measured on ``n`` test records (NaN, NaN for a missing accuracy)."""
+    if accuracy is None or math.isnan(accuracy):
+        return math.nan, math.nan
     return wilson(round(accuracy * n), n, confidence)
 
 

@@ -194,9 +194,10 @@ def summarize_run():
 
 
 def guard_inputs(jobs):
-    """Before the first job, so before Snakemake deletes any old output: record how this results folder is
-    made (pipelib verify reads it), then stop, naming each file and its rebuild command, if an existing
-    input of a job about to run is damaged (pipelib.integrity)."""
+    """Before the first job, so before Snakemake deletes any old output: stop, naming each file and its
+    rebuild command, if an existing input of a job about to run is damaged (pipelib.integrity); else
+    return the run record (how this results folder is made) for announce_plan to write.
+    """
     cs = workflow.config_settings
     record = integrity.run_record(
         workflow.main_snakefile,
@@ -206,11 +207,15 @@ def guard_inputs(jobs):
         cs.config_args or [],
         [*all_targets(), *result_files()],
     )
-    integrity.write_run_record(RESULTS, record)
     io = [(list(map(str, j.input)), list(map(str, j.output))) for j in jobs]
     damaged = integrity.preflight(integrity.unproduced_inputs(io, RESULTS))
     if damaged:
-        raise WorkflowError(integrity.stop_message(damaged, record))
+        # a run started with --directory runs this from that folder; its hints must carry --directory
+        elsewhere = workflow.overwrite_workdir is not None
+        raise WorkflowError(
+            integrity.stop_message(damaged, record, elsewhere=elsewhere)
+        )
+    return record
 
 
 def announce_plan():
@@ -223,7 +228,7 @@ def announce_plan():
 
     RUN_START[0] = time.time()
     needed = list(workflow.dag.needrun_jobs())
-    guard_inputs(needed)
+    record = guard_inputs(needed)
     jobs = [(job.rule.name, dict(job.wildcards)) for job in needed]
     cores = int(workflow.resource_settings.cores or 1)
     machine = os.cpu_count() or 1
@@ -244,6 +249,8 @@ def announce_plan():
         )
     if plan.cpu_too_long(p, config["max_cpu_hours"]):
         raise WorkflowError(plan.stop_message(p, config))
+    # the run goes ahead: record how this results folder is made (pipelib verify reads it)
+    integrity.write_run_record(RESULTS, record)
 
 
 def ingested(dataset):

@@ -65,6 +65,13 @@ def _with_interval(r: dict) -> str:
     return f"{fmt(r['accuracy'])} [{r['accuracy_low']:.3f}, {r['accuracy_high']:.3f}]"
 
 
+def _ldpfl_label(r: dict) -> str:
+    """'MNIST LDP-FL fixed eps 5' or 'MNIST FedAvg': one Table 1 row in a sentence."""
+    if r["method"] == "FedAvg":
+        return f"{r['dataset']} FedAvg"
+    return f"{r['dataset']} {r['method']} {r['range']} eps {fmt(r['paper_epsilon'])}"
+
+
 def _gap(ours, paper) -> str:
     return "" if pd.isna(paper) or pd.isna(ours) else f"{100 * (ours - paper):+.1f}"
 
@@ -498,9 +505,7 @@ def paper001_page(table_csv, figures: dict, command: str) -> str:
             *_ldpfl_differences(t),
             f"Rows more than 5 points from the paper: {len(off)} of the {len(printed)} it prints"
             + (
-                " ("
-                + "; ".join(f"{r['dataset']} {r['method']} {r['range']} eps {fmt(r['paper_epsilon'])}" for r in off)
-                + ")."
+                " (" + "; ".join(f"{_ldpfl_label(r)}: {_gap(r['accuracy'], r['paper_accuracy'])}" for r in off) + ")."
                 if off
                 else "."
             ),
