@@ -347,6 +347,17 @@ def ldpfl_dataset(config: dict, scenario: str) -> tuple[str, dict]:
     raise ValueError(f"scenario {scenario!r} is in no ldpfl.datasets or ldpfl.compare entry")
 
 
+def ldpfl_settings(config: dict, scenario: str) -> dict:
+    """The training settings of an LDP-FL run on ``scenario``: ``ldpfl``'s device, mode, group, batch and
+    local_epochs, overridden by its ``ldpfl.datasets`` entry's arch, lr, mode, local_epochs and batch."""
+    d = config["ldpfl"]
+    entry = ldpfl_dataset(config, scenario)[1]
+    return {
+        **{k: d[k] for k in ("device", "mode", "group", "batch", "local_epochs")},
+        **{k: v for k, v in entry.items() if k in ("arch", "lr", "mode", "local_epochs", "batch")},
+    }
+
+
 def ldpfl_compare_runs(config: dict) -> list[tuple[str, float | None]]:
     """(scenario, epsilon) of every LDP-FL run on another method's split (``ldpfl.compare``) that
     ``run.scenarios`` keeps: noise-free FedAvg (epsilon None), then the adaptive range at each epsilon."""

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import shlex
 import sys
 import zipfile
@@ -24,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .io import WRITTEN_KEY
+from .io import WRITTEN_KEY, write_json
 
 RUN_RECORD = Path(".pipelib") / "run.json"  # under a results folder: see write_run_record
 CHECKED = Path(".snakemake") / "pipelib" / "checked-inputs.json"  # under the working directory
@@ -112,10 +111,7 @@ def preflight(paths, checked_file=CHECKED) -> list[tuple[str, str]]:
             seen.pop(p, None)
         else:
             seen[p] = stamp
-    checked_file.parent.mkdir(parents=True, exist_ok=True)
-    tmp = checked_file.with_name(checked_file.name + ".tmp")
-    tmp.write_text(json.dumps(seen))
-    os.replace(tmp, checked_file)
+    write_json(seen, checked_file)
     return damaged
 
 
@@ -126,10 +122,7 @@ def write_run_record(results_dir, record: dict) -> Path:
     """``<results_dir>/.pipelib/run.json``: how this results folder was made (Snakefile, working directory,
     --configfile and --config of the last run) and every output its preset's ``rule all`` should have."""
     path = Path(results_dir) / RUN_RECORD
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(record, indent=1))
-    os.replace(tmp, path)
+    write_json(record, path)
     return path
 
 

@@ -210,15 +210,13 @@ def job_work(rule: str, wc: dict, config: dict, results_dir: str) -> Work | None
         ns, w.estimated = _party_n(config, results_dir, wc["scenario"])
         w.add(wc["arch"], SHAPES[sc["private"]], d["batch"], d["epochs"] * sum(ns))
     elif rule == "ldpfl":  # the selected clients' local epochs every round (timed as one client's steps)
-        d, sc = config["ldpfl"], config["scenarios"][wc["scenario"]]
-        from .config import ldpfl_dataset
+        from .config import ldpfl_settings
 
-        entry = ldpfl_dataset(config, wc["scenario"])[1]
+        s, sc = ldpfl_settings(config, wc["scenario"]), config["scenarios"][wc["scenario"]]
         ns, w.estimated = _party_n(config, results_dir, wc["scenario"])
         per_round = max(1, round(float(wc["frac"]) * len(ns)))
-        arch, shape = entry["arch"], SHAPES[sc["private"]]
-        epochs, batch = entry.get("local_epochs", d["local_epochs"]), entry.get("batch", d["batch"])
-        w.add(arch, shape, batch, int(wc["rounds"]) * per_round * epochs * sum(ns) / len(ns))
+        arch, shape = s["arch"], SHAPES[sc["private"]]
+        w.add(arch, shape, s["batch"], int(wc["rounds"]) * per_round * s["local_epochs"] * sum(ns) / len(ns))
         test = _test_n(config, results_dir, wc["scenario"])
         w.add(arch, shape, 1024, FORWARD * (int(wc["rounds"]) + 1) * test)
     else:

@@ -20,6 +20,7 @@ from pipelib.config import (
     ldpdl_compare_scenarios,
     ldpfl_compare_runs,
     ldpfl_dataset as ldpfl_dataset_of,
+    ldpfl_settings,
     encoder_chain,
     party_variant,
     scenarios,

@@ -33,17 +33,7 @@ rule ldpfl:
         gpu=LDPFL_GPUS,
     params:
         code=code("ldpfl.py"),
-        settings=lambda wc: {
-            **{
-                k: LDPFL[k]
-                for k in ("device", "mode", "group", "batch", "local_epochs")
-            },
-            **{
-                k: v
-                for k, v in ldpfl_dataset(wc.scenario)[1].items()
-                if k in ("arch", "lr", "mode", "local_epochs", "batch")
-            },
-        },
+        settings=lambda wc: ldpfl_settings(config, wc.scenario),
         seed=lambda wc: seed_of(wc.scenario),
         randomness=lambda wc: (
             "none" if wc.flmech == "none" else config["privacy"]["randomness"]
