@@ -1,11 +1,15 @@
-"""Ceilings of a finished LDP-DL / PATE run (an evaluation, not part of the DAG: it reads every owner's
-teacher outputs, which no server job may).
+"""Ceilings of finished LDP-DL / PATE runs (an evaluation, not part of the DAG: it reads the owners'
+teachers, which no server job may).
 
-Per scenario prints the public-pool accuracy of one teacher (mean over owners), of the noise-free
-plurality vote of all teachers (PATE without noise) and of the noise-free mean soft label (LDP-DL without
-noise), beside the label accuracy PATE actually reached on its queries; and, for the LDP-DL PM runs with
-AQS, the per-answer epsilon and the standard deviation of one coordinate of the server's average of N_Q
-answers (the multidimensional Piecewise mechanism at input 0), against the signal's range [-1, 1].
+Per scenario and teachers file (``teachers-L<n>``: the owners; ``teachers-T<n>``: PATE's disjoint teachers)
+prints the public-pool accuracy of one teacher (mean over up to 500 teachers), of the noise-free
+plurality vote of every PATE teacher (PATE without noise) and, for every LDP-DL run, of the noise-free
+mean soft label of the owners its plan assigns to each query slot (LDP-DL without noise, on the run's
+own queries), beside the label accuracy the run actually reached; and per PM run with AQS the per-answer
+epsilon and the standard deviation of one coordinate of the server's average of N_Q answers (the
+multidimensional Piecewise mechanism at input 0), against the signal's range [-1, 1].  ``--students``
+also trains the run's student on its own queries with their true labels (the student's ceiling: what
+perfect answers would give; about 20 s per run on 2 CPU cores).
 
     .venv/bin/python benchmarks/ldpdl_ceilings.py results/reduced
 """
@@ -13,7 +17,6 @@ answers (the multidimensional Piecewise mechanism at input 0), against the signa
 from __future__ import annotations
 
 import argparse
-import glob
 import json
 import math
 from pathlib import Path
@@ -21,6 +24,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from pipelib.io import read_images
+from pipelib.methods import ldpdl
 from pipelib.privacy import soft_label
 
 
@@ -37,47 +42,107 @@ def pm_md_variance(eps: float, k: int) -> float:
     return k / m * pm_variance(eps / m)
 
 
+def encoder_of(scenario: str, config: dict) -> dict:
+    t = config["ldpdl"]["teacher"]
+    return t["by_dataset"].get(config["scenarios"][scenario]["private"], t["encoder"])
+
+
+def true_label_student(root: Path, scenario: str, queries, y, config: dict) -> float:
+    """Test accuracy of the run's student architecture trained on its queries with their true labels."""
+    from pipelib.train import loop
+
+    d = root / "partitions" / scenario
+    server = ldpdl.ServerStudent(
+        public_path=d / "public.parquet",
+        test_path=d / "test.parquet",
+        settings=config["ldpdl"]["student"],
+        loss=config["ldpdl"]["loss"],
+        device="cpu",
+        threads=2,
+    )
+    k = len(server.meta["task_classes"])
+    server.fit(np.asarray(queries), np.eye(k)[y[np.asarray(queries)]], 0, "student on true labels")
+    return loop.accuracy(server.model, server.x_test, server.y_test)
+
+
 def main() -> None:
+    from pipelib.config import load
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("results", nargs="?", default="results")
+    ap.add_argument("--configfile", nargs="*", default=[], help="the run's preset (default: from its folder name)")
+    ap.add_argument("--students", action="store_true", help="train each run's student on true labels too")
     args = ap.parse_args()
     root = Path(args.results)
-    print("| scenario | owners | one teacher | noise-free vote | noise-free mean soft label | PATE labels (eps) |")
-    print("|---|---|---|---|---|---|")
+    preset = Path("presets") / f"{root.name}.yaml"
+    config = load("config.yaml", *(args.configfile or ([preset] if preset.is_file() else [])))
+    rows, noise = [], []
     for d in sorted((root / "ldpdl").iterdir()):
-        files = sorted(glob.glob(f"{d}/owners/party-*/soft.npy"))
         public = root / "partitions" / d.name / "public.parquet"
-        pates = sorted(glob.glob(f"{d}/pate-eps*/labels.json"))
-        if not files or not public.is_file() or "-" in d.name:  # variants (-n<L>, canaries) left out
+        if not public.is_file() or "canaries" in d.name:
             continue
-        y = pd.read_parquet(public, columns=["label"])["label"].to_numpy()
-        soft = np.stack([np.load(f) for f in files])  # owners x public x k
-        votes = soft.argmax(2)
-        counts = np.stack([(votes == c).sum(0) for c in range(soft.shape[2])])
-        pate = []
-        for p in pates:
-            lab = json.loads(Path(p).read_text())
-            eps = Path(p).parent.name.removeprefix("pate-eps")
-            pate.append(f"{(np.asarray(lab['labels']) == y[np.asarray(lab['queries'])]).mean():.3f} ({eps})")
-        print(
-            f"| {d.name} | {len(files)} | {(votes == y).mean():.3f} | {(counts.argmax(0) == y).mean():.3f} "
-            f"| {(soft.mean(0).argmax(1) == y).mean():.3f} | {', '.join(pate)} |"
-        )
+        frame, images, _ = read_images(public)
+        y = frame["label"].to_numpy()
+        features = ldpdl.encoder_features(images, encoder_of(d.name, config))
+        for tf in sorted(d.glob("teachers-*/teachers.npz")):
+            design = tf.parent.name.removeprefix("teachers-")
+            weights, temps = ldpdl.load_owners(tf)
+            some = np.random.default_rng(0).choice(len(weights), min(500, len(weights)), replace=False)
+            one = np.mean([(ldpdl.Owner(t, weights[t], temps[t]).votes(features) == y).mean() for t in some])
+            row = {"scenario": d.name, "teachers": design, "one teacher": round(float(one), 3)}
+            if design.startswith("T"):
+                votes = np.stack([ldpdl.Owner(t, weights[t], temps[t]).votes(features) for t in range(len(weights))])
+                row["noise-free vote"] = round(
+                    float((ldpdl.vote_counts(votes, weights.shape[2]).argmax(1) == y).mean()), 3
+                )
+                for run in sorted(d.glob(f"pate-eps*-{design}/labels.json")):
+                    lab = json.loads(run.read_text())
+                    acc = (np.asarray(lab["labels"]) == y[np.asarray(lab["queries"])]).mean()
+                    rows.append({**row, "run": run.parent.name, "run label acc.": round(float(acc), 3)})
+                continue
+            for plan_path in sorted(d.glob(f"*-{design}-*/plan.json")):
+                plan = json.loads(plan_path.read_text())
+                run = plan_path.parent
+                slots = np.asarray(plan["slots"])
+                queries, targets = [], []
+                for t in range(1, plan["iterations"] + 1):
+                    q = np.load(run / ("iter-1/queries.npy" if t == 1 else f"iter-{t - 1}/next.npy"))
+                    s = slots[(t - 1) * plan["per_iteration"] : t * plan["per_iteration"]]
+                    for query, owners in zip(q, s):
+                        mean = np.mean(
+                            [ldpdl.Owner(o, weights[o], temps[o]).soft(features[[query]]) for o in owners], 0
+                        )
+                        queries.append(query)
+                        targets.append(mean[0])
+                ceiling = (np.argmax(targets, 1) == y[queries]).mean()
+                result = json.loads((run / f"iter-{plan['iterations']}/result.json").read_text())
+                extra = {}
+                if args.students:
+                    extra["student on true labels"] = round(true_label_student(root, d.name, queries, y, config), 3)
+                rows.append(
+                    {
+                        **row,
+                        "run": run.name,
+                        "noise-free mean soft label": round(float(ceiling), 3),
+                        "run label acc.": round(result["label_accuracy"], 3),
+                        "student acc.": round(result["accuracy"], 3),
+                        **extra,
+                    }
+                )
+                if run.name.startswith("pm-") and run.name.endswith("-aqs"):
+                    eps, nq = plan["per_answer_epsilon"], plan["per_query"]
+                    std = math.sqrt(pm_md_variance(eps, weights.shape[2]) / nq)
+                    noise.append(
+                        {
+                            "run": f"{d.name}/{run.name}",
+                            "per-answer eps": round(eps, 4),
+                            "N_Q": nq,
+                            "std of one averaged coordinate": round(std, 2),
+                        }
+                    )
+    print(pd.DataFrame(rows).to_markdown(index=False))
     print()
-    print("| run | per-answer eps | N_Q | std of one averaged coordinate (PM, input 0) |")
-    print("|---|---|---|---|")
-    for plan in sorted(glob.glob(f"{root}/ldpdl/*/pm-eps*-aqs/plan.json")):
-        if "-n" in Path(plan).parts[-3] or "canaries" in plan:
-            continue
-        p = json.loads(Path(plan).read_text())
-        eps, nq = p["per_answer_epsilon"], p["per_query"]
-        k = json.loads(next(Path(plan).parent.parent.glob("owners/party-0/teacher.json")).read_text())["classes"]
-        std = math.sqrt(pm_md_variance(eps, k) / nq)
-        print(f"| {Path(plan).parts[-3]}/{Path(plan).parent.name} | {eps:.4f} | {nq} | {std:.1f} |")
-    for total in (5.0, 8.0):  # paper 004's regime: 1,000 queries x 30 owners / 10,000 owners = 3 answers each
-        eps = total / (1000 * 30 / 10000)
-        std = math.sqrt(pm_md_variance(eps, 10) / 30)
-        print(f"| paper 004's regime at total eps {total:g} (3 answers each, k = 10) | {eps:.4f} | 30 | {std:.2f} |")
+    print(pd.DataFrame(noise).to_markdown(index=False))
 
 
 if __name__ == "__main__":

@@ -77,12 +77,6 @@ def dag():
                 [f"{d}/answers/party-{p}.npy"],
                 {"scenario": "s", "party": str(p)},
             ),
-            Job(
-                "ldpdl_teacher",
-                [f"results/partitions/s/party-{p}.parquet", "results/partitions/s/public.parquet"],
-                [f"results/ldpdl/s/owners/party-{p}/soft.npy", f"results/ldpdl/s/owners/party-{p}/teacher.pt"],
-                {"scenario": "s", "party": str(p)},
-            ),
         ]
     dp = "results/dpsgd/s/a/eps1.0"
     jobs += [  # DP-SGD: every party's records pooled (a baseline); its model and guarantee are a release
@@ -94,9 +88,22 @@ def dag():
         ),
         Job("privacy_ledger", [f"{dp}/releases.json"], ["results/privacy_ledger.csv"], {}),
     ]
-    r = "results/ldpdl/s/pm-eps5.0-q2-aqs"
-    soft = [f"results/ldpdl/s/owners/party-{p}/soft.npy" for p in (0, 1)]
+    r = "results/ldpdl/s/pm-eps5.0-q2-L4-aqs"
+    soft = ["results/ldpdl/s/teachers-L4/teachers.npz", "results/ldpdl/s/teachers-L4/teachers.json"]
+    pate_teachers = ["results/ldpdl/s/teachers-T2/teachers.npz", "results/ldpdl/s/teachers-T2/teachers.json"]
     jobs += [
+        Job(
+            "ldpdl_teachers",
+            [f"results/partitions/s/party-{p}.parquet" for p in (0, 1)],
+            soft,
+            {"scenario": "s", "design": "L4"},
+        ),
+        Job(
+            "ldpdl_teachers",
+            [f"results/partitions/s/party-{p}.parquet" for p in (0, 1)],
+            pate_teachers,
+            {"scenario": "s", "design": "T2"},
+        ),
         Job(
             "ldpdl_plan",
             ["results/partitions/s/public.parquet"],
@@ -105,8 +112,8 @@ def dag():
         ),
         Job(
             "ldpdl_release",
-            [f"{r}/plan.json", f"{r}/iter-1/queries.npy", *soft],
-            [f"{r}/iter-1/answers.npy", f"{r}/iter-1/answers.guarantee.json"],
+            [f"{r}/plan.json", f"{r}/iter-1/queries.npy", *soft, "results/partitions/s/public.parquet"],
+            [f"{r}/iter-1/answers.npy", f"{r}/iter-1/answers.guarantee.json", f"{r}/iter-1/answers.records.npy"],
             {"scenario": "s", "iteration": "1"},
         ),
         Job(
@@ -116,6 +123,7 @@ def dag():
                 f"{r}/iter-1/queries.npy",
                 f"{r}/iter-1/answers.npy",
                 f"{r}/iter-1/answers.guarantee.json",
+                f"{r}/iter-1/answers.records.npy",
                 "results/partitions/s/public.parquet",
                 "results/partitions/s/test.parquet",
             ],
@@ -124,19 +132,19 @@ def dag():
         ),
         Job(
             "pate_curate",
-            soft,
-            ["results/ldpdl/s/pate-eps5.0/labels.json"],
+            [*pate_teachers, "results/partitions/s/public.parquet"],
+            ["results/ldpdl/s/pate-eps5.0-T2/labels.json"],
             {"scenario": "s"},
         ),
         Job(
             "pate_student",
-            ["results/ldpdl/s/pate-eps5.0/labels.json", "results/partitions/s/public.parquet"],
-            ["results/ldpdl/s/pate-eps5.0/result.json"],
+            ["results/ldpdl/s/pate-eps5.0-T2/labels.json", "results/partitions/s/public.parquet"],
+            ["results/ldpdl/s/pate-eps5.0-T2/result.json"],
             {"scenario": "s"},
         ),
         Job(
             "table_ldpdl",
-            [f"{r}/iter-1/result.json", "results/ldpdl/s/pate-eps5.0/result.json"],
+            [f"{r}/iter-1/result.json", "results/ldpdl/s/pate-eps5.0-T2/result.json"],
             ["results/table_ldpdl.csv"],
             {},
         ),
@@ -228,15 +236,16 @@ def test_a_dag_that_keeps_the_boundary_passes():
         ("train_encoder", "results/partitions/s/assignment.parquet", None, "private records"),
         ("compare", "results/fedmd/f/softmax/np/resume.pt", None, "never inputs"),
         ("distill_student", "results/logs/fedmd/f/softmax/np.log", None, "never inputs"),
-        # LDP-DL: an owner's teacher reads only its shard; the server reads only sanitized answers; the
-        # owners' job reads the teachers' outputs and nothing else private
-        ("ldpdl_teacher", "results/partitions/s/party-1.parquet", "party-0", "another party's file"),
-        ("ldpdl_teacher", "results/ldpdl/s/owners/party-1/soft.npy", "party-0", "another party's file"),
-        ("ldpdl_student", "results/ldpdl/s/owners/party-0/soft.npy", None, "a private file"),
-        ("pate_student", "results/ldpdl/s/owners/party-1/teacher.pt", None, "a private file"),
-        ("ldpdl_release", "results/represent/s/hog/party-0.npy", None, "not of ldpdl_teacher"),
-        ("ldpdl_release", "results/partitions/s/party-0.parquet", None, "a data file"),
-        ("ldpdl_plan", "results/ldpdl/s/owners/party-0/soft.npy", None, "a private file"),
+        # LDP-DL: the teachers' job reads the parties' tables and nothing else; the server reads only
+        # sanitized answers; the owners' job reads the teachers and nothing else private
+        ("ldpdl_teachers", "results/represent/s/hog/party-1.npy", None, "a private file"),
+        ("ldpdl_teachers", "results/ldpdl/s/pm-eps5.0-q2-L4-aqs/iter-1/answers.npy", None, "a release file"),
+        ("ldpdl_student", "results/ldpdl/s/teachers-L4/teachers.npz", None, "a private file"),
+        ("pate_student", "results/ldpdl/s/teachers-T2/teachers.npz", None, "a private file"),
+        ("ldpdl_release", "results/represent/s/hog/party-0.npy", None, "not of ldpdl_teachers"),
+        ("ldpdl_release", "results/partitions/s/party-0.parquet", None, "private records"),
+        ("pate_curate", "results/partitions/s/party-0.parquet", None, "private records"),
+        ("ldpdl_plan", "results/ldpdl/s/teachers-L4/teachers.npz", None, "a private file"),
         # LDP-FL: the reports read the runs' results, never the clients' records or a run's checkpoint
         ("table_ldpfl", "results/partitions/s/assignment.parquet", None, "private records"),
         ("figure_p001", "results/data/cifar10/train.parquet", None, "holds private records of scenario s"),

@@ -102,10 +102,15 @@ def test_merge_is_deep(tmp_path):
 
 
 def test_ldpdl_asks_no_more_owners_than_a_scenario_has(config):
-    msg = bad(config, lambda c: c["ldpdl"]["figures"].update(per_query=[10, 500]))
-    assert "ldpdl.figures.datasets.MNIST" in msg and "N_Q up to 500" in msg
+    msg = bad(config, lambda c: c["ldpdl"]["figures"].update(per_query=[10, 20000]))
+    assert "ldpdl.figures.datasets.MNIST" in msg and "N_Q up to 20000" in msg and "L = 10000 owners" in msg
     msg = bad(config, lambda c: c["ldpdl"]["figures"].update(owners=[10]))
     assert "ldpdl.per_query = 30 owners per query" in msg
+    # the disjoint variant: the scenario's parties are the owners
+    msg = bad(config, lambda c: c["ldpdl"].update(owners="parties") or c["ldpdl"]["figures"].update(per_query=[500]))
+    assert "N_Q up to 500" in msg and "has 100 parties (owners)" in msg
+    msg = bad(config, lambda c: c["ldpdl"].update(owners={"count": 10000}))
+    assert "ldpdl.owners" in msg
 
 
 def test_ldpdl_queries_must_fit_the_public_pool(config):

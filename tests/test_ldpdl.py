@@ -10,28 +10,104 @@ from pipelib.methods import ldpdl
 from pipelib.privacy import registry, soft_label
 
 
-def test_query_slots_draw_distinct_owners_per_query_with_uniform_loads():
+@pytest.mark.parametrize(
+    "slots, owners, per_query",
+    [(1000, 10_000, 30), (2000, 50, 10), (1000, 100, 30), (7, 10, 4), (40, 40, 2), (3, 5, 5)],
+)
+def test_query_slots_give_distinct_owners_and_nobody_answers_more_than_the_cap(slots, owners, per_query):
     g = np.random.default_rng(0)
-    slots = ldpdl.query_slots(2000, 50, 10, g)
-    assert slots.shape == (2000, 10)
-    assert all(len(set(row)) == 10 for row in slots)
-    load = ldpdl.loads(slots, 50)
-    assert load.sum() == 20_000 and load.mean() == 400
-    # Binomial(2000, 10/50) per owner: the worst owner is well above the average the paper divides by
-    assert load.max() > 400 and abs(load.std() - math.sqrt(2000 * 0.2 * 0.8)) < 6
+    plan = ldpdl.query_slots(slots, owners, per_query, g)
+    assert plan.shape == (slots, per_query)
+    assert all(len(set(row)) == per_query for row in plan)
+    load = ldpdl.loads(plan, owners)
+    cap = ldpdl.answer_cap(slots, owners, per_query)
+    assert cap == math.ceil(slots * per_query / owners)
+    assert load.sum() == slots * per_query and load.max() == cap and load.min() >= cap - 1
+    if (slots, owners, per_query) == (1000, 10_000, 30):  # paper 004's regime: every owner answers 3 times
+        assert (load == 3).all()
+
+
+def test_query_slots_are_uniform_over_owners_and_fail_clearly():
+    g = np.random.default_rng(1)
+    counts = np.zeros((20, 20))
+    for _ in range(300):  # which owners share a slot: every pair about equally often
+        for row in ldpdl.query_slots(30, 20, 4, g):
+            counts[np.ix_(row, row)] += 1
+    pairs = counts[~np.eye(20, dtype=bool)]
+    assert pairs.std() / pairs.mean() < 0.1
     with pytest.raises(ValueError, match="N_Q"):
         ldpdl.query_slots(10, 5, 6, g)
 
 
-def test_worst_owner_budget_bounds_every_owner():
+def test_each_owner_spends_exactly_its_budget_at_epsilon_over_its_own_load():
     g = np.random.default_rng(1)
-    slots = ldpdl.query_slots(1000, 100, 30, g)
-    load = ldpdl.loads(slots, 100)
-    per = soft_label.answer_epsilon(5.0, load)
-    spent = np.array([soft_label.owner_guarantee("pm", per, int(c)).epsilon for c in load])
-    assert spent.max() == pytest.approx(5.0) and (spent <= 5.0 + 1e-12).all()
-    paper = 5.0 / (1000 * 30 / 100)  # the paper's per-answer epsilon from the average load
-    assert (load * paper).max() > 5.0  # ... which the busiest owner overspends
+    slots = ldpdl.query_slots(1000, 70, 30, g)
+    load = ldpdl.loads(slots, 70)
+    assert set(load) == {428, 429}
+    per = ldpdl.owner_epsilons(5.0, load)
+    spent = np.array([soft_label.owner_guarantee("pm", e, int(c)).epsilon for e, c in zip(per, load)])
+    assert spent == pytest.approx(np.full(70, 5.0))
+    assert ldpdl.owner_epsilons(5.0, np.array([0, 2]))[0] == 0.0
+
+
+def test_overlapping_owners_draw_their_own_samples_and_overlap_as_configured():
+    sets = ldpdl.owner_records("L300", [500, 400, 300], 100, seed=0, scenario="s")
+    assert len(sets) == 300 and all(len(r) == 100 and len(set(r)) == 100 for r in sets)
+    assert all(r.min() >= 0 and r.max() < 1200 for r in sets)
+    again = ldpdl.owner_records("L50", [500, 400, 300], 100, seed=0, scenario="s")
+    assert all((a == b).all() for a, b in zip(again, sets[:50]))  # an owner's sample is keyed by its id alone
+    held = ldpdl.holders(sets, 1200)
+    assert held.sum() == 300 * 100 and abs(held.mean() - 25) < 1e-9  # every record held by 300 x 100 / 1200
+    assert 0 < held.std() < 10  # independent draws: holders vary (Binomial(300, 1/12), sd 4.8)
+    with pytest.raises(ValueError, match="records"):
+        ldpdl.owner_records("L3", [10], 20, seed=0, scenario="s")
+
+
+def test_pate_teachers_are_disjoint_and_parties_are_their_tables():
+    shards = ldpdl.owner_records("T7", [40, 30], 0, seed=3, scenario="s")
+    together = np.concatenate(shards)
+    assert len(shards) == 7 and len(together) == 70 and len(set(together)) == 70
+    assert {len(r) for r in shards} == {10}
+    parties = ldpdl.owner_records("parties", [4, 2, 3], 0, seed=3, scenario="s")
+    assert [r.tolist() for r in parties] == [[0, 1, 2, 3], [4, 5], [6, 7, 8]]
+    with pytest.raises(ValueError, match="design"):
+        ldpdl.owner_records("X3", [4], 1, seed=0, scenario="s")
+
+
+def test_per_record_epsilon_equals_a_brute_force_count():
+    g = np.random.default_rng(5)
+    sets = ldpdl.owner_records("L12", [30], 8, seed=1, scenario="s")
+    spent = g.uniform(0, 3, size=12)
+    spent[[2, 7]] = 0  # owners that never answered
+    brute = np.array([sum(spent[o] for o in range(12) if r in set(sets[o])) for r in range(30)])
+    assert ldpdl.holders(sets, 30, spent) == pytest.approx(brute)
+
+
+def test_teachers_fit_each_owners_own_records_only():
+    g = np.random.default_rng(6)
+    x = g.normal(size=(300, 5)).astype(np.float32)
+    y = (x[:, 0] + 0.3 * x[:, 1] > 0).astype(int) + 2 * (x[:, 2] > 0.5)
+    sets = ldpdl.owner_records("L6", [300], 120, seed=2, scenario="s")
+    w, t, acc = ldpdl.fit_heads(x, y, sets, 4, ridge=1e-3, batch=4)  # batches mix owners
+    assert w.shape == (6, 6, 4) and (acc > 0.8).all() and (t > 0).all()
+    x2, y2 = x.copy(), y.copy()  # change every record owner 0 does not hold
+    outside = np.setdiff1d(np.arange(300), sets[0])
+    x2[outside], y2[outside] = g.normal(size=(len(outside), 5)), g.integers(0, 4, len(outside))
+    w2, t2, _ = ldpdl.fit_heads(x2, y2, sets, 4, ridge=1e-3, batch=4)
+    assert np.array_equal(w2[0], w[0]) and t2[0] == t[0]
+    assert not np.array_equal(w2[1], w[1])
+    # the ridge solution of owner 0 alone, in closed form
+    a = np.hstack([x[sets[0]], np.ones((120, 1))]).astype(np.float64)
+    pen = 1e-3 * 120 * np.diag([1.0] * 5 + [0.0])
+    closed = np.linalg.solve(a.T @ a + pen, a.T @ np.eye(4)[y[sets[0]]])
+    assert w[0] == pytest.approx(closed, abs=1e-4)
+    soft = ldpdl.Owner(0, w[0], t[0]).soft(x[:10])
+    assert soft.sum(1) == pytest.approx(np.ones(10)) and (soft >= 0).all()
+    # the temperature maximises the likelihood of the owner's own labels (a fine grid agrees)
+    scores = a @ closed
+    grid = np.geomspace(1e-3, 1, 2001)
+    nll = [-(torch.log_softmax(torch.from_numpy(scores / g), 1)[np.arange(120), y[sets[0]]]).sum() for g in grid]
+    assert t[0] == pytest.approx(grid[int(np.argmin(nll))], rel=0.01)
 
 
 def test_active_sampling_picks_the_lowest_confidence_samples():
@@ -72,17 +148,17 @@ def test_server_targets_recover_noise_free_answers_and_average_noisy_ones():
     p = np.random.default_rng(5).dirichlet(np.ones(4), size=6)
     exact = np.repeat(soft_label.to_box(p)[:, None, :], 3, axis=1)
     assert np.allclose(ldpdl.server_targets(exact), p)
-    owners = [ldpdl.Owner(i, np.tile(p, (1, 1))) for i in range(400)]
     g = np.random.default_rng(6)
     laplace = registry.parse("laplacebox-eps8.0")
-    noisy = np.stack([o.answer(np.arange(6), laplace, g) for o in owners], axis=1)
+    noisy = np.stack([laplace.release(p, g) for _ in range(400)], axis=1)  # 400 owners' answers
     assert np.abs(ldpdl.server_targets(noisy) - p).max() < 0.2
 
 
 def test_vote_counts():
     votes = np.array([[0, 1, 2], [0, 2, 2], [1, 2, 2]])  # 3 owners x 3 queries
     assert (ldpdl.vote_counts(votes, 3) == [[2, 1, 0], [0, 1, 2], [0, 0, 3]]).all()
-    assert (ldpdl.Owner(0, np.eye(3)[[2, 0]]).votes(np.array([1, 0])) == [0, 2]).all()
+    teacher = ldpdl.Owner(0, np.vstack([10 * np.eye(3), np.zeros((1, 3))]), 1.0)  # scores = 10 x features
+    assert (teacher.votes(np.eye(3)[[2, 0]]) == [2, 0]).all()
 
 
 def test_kd_loss_is_eq_4():
@@ -102,10 +178,20 @@ def test_kd_loss_is_eq_4():
 
 
 def test_owner_ledger_composes_each_owners_answers_including_silent_owners():
-    ledger = ldpdl.owner_ledger({0: 3, 2: 5}, 4, "pm", 0.25)
-    assert list(ledger["owner"]) == [0, 1, 2, 3] and list(ledger["answers"]) == [3, 0, 5, 0]
-    assert ledger["epsilon"].tolist() == pytest.approx([0.75, 0.0, 1.25, 0.0]) and (ledger["delta"] == 0).all()
-    assert ledger.loc[2, "accountant"].startswith("sequential composition of 5 answers")
+    plan = {
+        "owners": 4,
+        "per_iteration": 2,
+        "total_epsilon": 6.0,
+        "loads": [3, 0, 2, 1],
+        "slots": [[0, 2], [0, 3], [0, 2]],
+    }
+    ledger = ldpdl.owner_ledger(plan, 1, "pm")  # after iteration 1: slots 0-1
+    assert list(ledger["owner"]) == [0, 1, 2, 3] and list(ledger["answers"]) == [2, 0, 1, 1]
+    assert ledger["epsilon"].tolist() == pytest.approx([4.0, 0.0, 3.0, 6.0]) and (ledger["delta"] == 0).all()
+    final = ldpdl.owner_ledger({**plan, "per_iteration": 3}, 1, "pm")
+    assert final["epsilon"].tolist() == pytest.approx([6.0, 0.0, 6.0, 6.0])
+    g = ldpdl.owner_guarantee_of(final.loc[0].to_dict())
+    assert g.epsilon == pytest.approx(6.0) and g.accountant.startswith("sequential composition of 3 answers")
 
 
 # ------------------------------------------------------------------ the workflow on the tiny preset
@@ -124,8 +210,15 @@ def test_table_ldpdl_rows_carry_their_guarantees(tiny):
     assert ldp["epsilon"] == pytest.approx(8.0) and ldp["delta"] == 0 and ldp["aqs"]
     assert ldp["adjacency"] == "any two inputs of a local randomizer"
     assert ldp["per_answer_epsilon"] * ldp["max_answers"] == pytest.approx(8.0)  # the busiest owner
-    assert ldp["max_answers"] >= ldp["mean_answers_paper"]  # the paper's average-load budget is not enough
+    assert ldp["max_answers"] == ldp["answer_cap"] == math.ceil(ldp["mean_answers_paper"])  # owners capped
+    assert ldp["owner_design"] == "L40" and ldp["owners"] == 40
+    # the three guarantees: per owner (the paper's claim), per teacher's data (one teacher per owner), and
+    # per record: the sum over the owners that hold it, at its maximum over the pool
+    assert ldp["epsilon_owner"] == ldp["epsilon_teacher_data"] == pytest.approx(8.0)
+    assert ldp["epsilon_record"] > ldp["epsilon_owner"] and ldp["epsilon_record"] % 4.0 == pytest.approx(0, abs=1e-6)
+    assert ldp["accuracy_low"] <= ldp["accuracy"] <= ldp["accuracy_high"]
     pate = run[run.method == "PATE"].iloc[0]
+    assert pate["owner_design"] == "T8" and pate["epsilon_record"] == pytest.approx(pate["epsilon"])
     assert pate["epsilon"] == pytest.approx(8.0, rel=2e-3) and pate["delta"] == 1e-5 and pate["sigma"] > 0
     assert pate["curve"].startswith("rdp gaussian") and pate["epsilon_at_delta_ref"] == pytest.approx(pate["epsilon"])
     quoted = t[t.run == "quoted"]
@@ -134,25 +227,39 @@ def test_table_ldpdl_rows_carry_their_guarantees(tiny):
 
 
 @pytest.mark.workflow
-def test_every_owner_spends_at_most_its_budget_and_the_busiest_spends_it(tiny):
+def test_every_owner_spends_its_budget_and_each_record_the_sum_over_its_holders(tiny):
     import json
 
     import pandas as pd
 
-    for run in (tiny / TINY_LDPDL).glob("*-eps8.0-q2-*"):
+    from pipelib.io import read_rows
+
+    runs = list((tiny / TINY_LDPDL).glob("*-eps8.0-q2-L40-*"))
+    assert runs
+    for run in runs:
         plan = json.loads((run / "plan.json").read_text())
-        spent: dict[int, float] = {}
+        assert max(plan["loads"]) == plan["cap"] == 2
+        spent = np.zeros(plan["owners"])
+        answered = 0
         for g in sorted(run.glob("iter-*/answers.guarantee.json")):
-            for row in json.loads(g.read_text()):
-                spent[row["party"]] = spent.get(row["party"], 0.0) + row["epsilon"]
-        assert max(spent.values()) == pytest.approx(8.0) and all(v <= 8.0 + 1e-9 for v in spent.values())
-        assert sorted(spent) == [o for o, c in enumerate(plan["loads"]) if c > 0]
+            for row in json.loads(g.read_text()):  # one row per group of owners with the same answers
+                assert row["party"] == -1 and row["epsilon"] == pytest.approx(row["n"] * 8.0 / 2)
+                answered += row["owners"] * row["n"]
+        assert answered == sum(plan["loads"])
         last = max(run.glob("iter-*/owners.csv"), key=lambda f: int(f.parent.name.split("-")[1]))
         ledger = pd.read_csv(last)  # the run's ledger: one row per owner, composed over its iterations
         assert list(ledger["owner"]) == list(range(plan["owners"])) and (ledger["delta"] == 0).all()
-        assert ledger["epsilon"].to_numpy() == pytest.approx([spent.get(o, 0.0) for o in range(plan["owners"])])
+        spent = np.where(np.asarray(plan["loads"]) > 0, 8.0, 0.0)
+        assert ledger["epsilon"].to_numpy() == pytest.approx(spent)
+        # per record: a brute-force count over the owners' record sets
+        parties = sorted((tiny / "results/tiny/partitions/ldpdl_mnist").glob("party-*.parquet"))
+        sizes = [read_rows(p) for p in sorted(parties, key=lambda p: int(p.stem.split("-")[1]))]
+        sets = ldpdl.owner_records("L40", sizes, 200, 0, "ldpdl_mnist")  # the tiny preset's seed: 0
+        per_record = sum(np.load(f) for f in run.glob("iter-*/answers.records.npy"))
+        brute = np.array([sum(spent[o] for o in range(40) if r in set(sets[o].tolist())) for r in range(sum(sizes))])
+        assert per_record == pytest.approx(brute)
         answers = np.load(run / "iter-1/answers.npy")
-        assert answers.shape == (plan["per_iteration"], 2, 10)  # S queries x N_Q owners x k classes
+        assert answers.shape[1:] == (2, 10)  # S queries x N_Q owners x k classes
 
 
 @pytest.mark.workflow
@@ -163,13 +270,13 @@ def test_active_sampling_queries_what_the_student_is_least_sure_of(tiny):
     from pipelib.train import loop
     from pipelib.train.supervised import load_model
 
-    run = tiny / TINY_LDPDL / "pm-eps8.0-q2-aqs"
+    run = tiny / TINY_LDPDL / "pm-eps8.0-q2-L40-aqs"
     model = load_model(run / "iter-1/student.pt", "cpu")
     _, images, _ = read_images(tiny / "results/tiny/partitions/ldpdl_mnist/public.parquet")
     probs = torch.softmax(loop.predict(model, loop.to_device(images, "cpu")), 1).numpy()
     asked = np.load(run / "iter-1/queries.npy")
     expected = ldpdl.least_confident(probs, np.setdiff1d(np.arange(len(images)), asked), len(asked))
     assert (np.load(run / "iter-1/next.npy") == expected).all()
-    random_run = tiny / TINY_LDPDL / "pm-eps8.0-q2-random"
+    random_run = tiny / TINY_LDPDL / "pm-eps8.0-q2-L40-random"
     assert not (random_run / "iter-2").exists()  # without AQS: all S x T random queries in one iteration
     assert len(np.load(random_run / "iter-1/queries.npy")) == 2 * len(asked)

@@ -18,8 +18,8 @@ pytestmark = pytest.mark.workflow
 
 
 def test_builds_every_scenario(tiny):
-    """Every scenario of the preset, the 2-party variants of Table 3 / Figure 2(d) (same pool, N = 2), the
-    3-owner variant of paper 004's Figure (c) and LDP-FL's 8 clients."""
+    """Every scenario of the preset, the 2-party variants of Table 3 / Figure 2(d) (same pool, N = 2) and
+    LDP-FL's 8 clients (paper 004's owners are drawn from the pool: no variant of their own)."""
     parts = pd.read_csv(tiny / "results/tiny" / "partitions.csv")
     assert set(parts["scenario"]) == {
         "femnist_iid",
@@ -31,7 +31,6 @@ def test_builds_every_scenario(tiny):
         "femnist_iid-n2",
         "cifar_iid-n2",
         "ldpdl_mnist",
-        "ldpdl_mnist-n3",
         "ldpfl_mnist",
         # the audit's variants (docs/audit.md): the scenario's deal plus canaries in party 0
         "femnist_iid-canaries-addremove",
@@ -42,7 +41,7 @@ def test_builds_every_scenario(tiny):
         "ldpdl_mnist-canaries-replace",
     }
     parties = parts[parts.role == "party"].groupby("scenario").size()
-    sizes = {"ldpdl_mnist": 4, "ldpdl_mnist-n3": 3, "ldpfl_mnist": 8, "ldpfl_mnist-canaries-replace": 8}
+    sizes = {"ldpdl_mnist": 4, "ldpfl_mnist": 8, "ldpfl_mnist-canaries-replace": 8}
     sizes["ldpdl_mnist-canaries-replace"] = 4
     assert parties.to_dict() == {s: sizes.get(s, 2 if s.endswith("-n2") else 3) for s in parties.index}
     clients = ["ldpfl_mnist", "ldpfl_mnist-canaries-replace"]
@@ -51,7 +50,7 @@ def test_builds_every_scenario(tiny):
             assert (tiny / f"results/tiny/partitions/{scenario}/party-{party}.parquet").is_file()
     pools = parts[parts.role == "party"].groupby("scenario")["n"].sum()
     assert pools["femnist_iid-n2"] == pools["femnist_iid"] and pools["cifar_iid-n2"] == pools["cifar_iid"]
-    assert pools["ldpdl_mnist-n3"] == pools["ldpdl_mnist"] == 1200
+    assert pools["ldpdl_mnist"] == 1200
 
 
 def test_ledger_equals_theorems(tiny):
@@ -275,7 +274,7 @@ def test_dag_keeps_the_privacy_boundary_in_the_other_presets(preset, data_root, 
     files = [REPO / "config.yaml"] + ([REPO / "presets" / f"{preset}.yaml"] if preset != "paper" else [])
     if preset == "paper":  # paper 004's full figure grid is 4,000 jobs of the same few rules: one point each
         thin = tmp_path / "thin.yaml"
-        thin.write_text("ldpdl: {figures: {epsilon: [5.0], per_query: [30], owners: [100]}}\n")
+        thin.write_text("ldpdl: {figures: {epsilon: [5.0], per_query: [30], owners: [10000]}}\n")
         files.append(thin)
     jobs = dry_run_jobs(tmp_path, data_root, *files)
     assert {j.rule for j in jobs} >= {
@@ -526,8 +525,8 @@ RELEASE_FIELDS = {
     "distill_release": {"scenario", "teacher", "lmech", "party"},
     "distill_curate": {"scenario", "teacher", "cmech"},
     "fedmd": {"scenario", "answer", "run", "party"},
-    "ldpdl_release": {"scenario", "ldmech", "eps", "nq", "qs", "iteration", "owner"},
-    "pate_curate": {"scenario", "eps"},
+    "ldpdl_release": {"scenario", "ldmech", "eps", "nq", "design", "qs", "iteration", "owner"},
+    "pate_curate": {"scenario", "eps", "design"},
     "ldpfl": {"scenario", "flmech", "frac", "rounds", "client"},  # each round's draw adds the round
     "dpsgd": {"scenario", "arch", "eps"},  # its two draws (sampling, noise) add which one
 }
@@ -536,6 +535,7 @@ SHOWN_AS = {
     "eps": "eps{}",
     "nq": "-q{}-",
     "qs": "-{}/",
+    "design": "-{}",
     "iteration": "iter-{}/",
     "flmech": "/{}/",
     "frac": "/f{}-",
@@ -551,12 +551,13 @@ def test_every_release_is_keyed_by_everything_that_identifies_it(tiny):
 
     ledger = pd.read_csv(tiny / "results/tiny" / "privacy_ledger.csv")
     assert (ledger["randomness"] == "seeded").all() and ledger["release_key"].is_unique
-    for key, release, party in zip(ledger["release_key"], ledger["release"], ledger["party"]):
+    first = ledger["first_owner"] if "first_owner" in ledger else pd.Series([None] * len(ledger))
+    for key, release, first_owner in zip(ledger["release_key"], ledger["release"], first):
         fields = json.loads(key)
         assert set(fields) - {"rule"} == RELEASE_FIELDS[fields.pop("rule")]
         for name, value in fields.items():  # the key names this release, not another one
-            if name == "owner":  # one LDP-DL release file holds every owner's answers: the row names the owner
-                assert int(value) == party
+            if name == "owner":  # one LDP-DL row stands for owners with the same answers: first + how many more
+                assert int(value.split("+")[0]) == first_owner
             else:
                 shown = f"party-{value}" if name == "party" else SHOWN_AS.get(name, "{}").format(value)
                 assert shown in release, (name, value, release)
@@ -654,7 +655,7 @@ def test_every_figure_is_drawn_from_its_data(tiny):
     assert set(zip(p004["sweep"], p004["mechanism"], p004["aqs"])) == {
         (s, m, a) for s in ("epsilon", "per_query", "owners") for m in ("pm",) for a in (True, False)
     }
-    assert set(p004.loc[p004.sweep == "owners", "owners"]) == {3} and p004["accuracy"].between(0, 1).all()
+    assert set(p004.loc[p004.sweep == "owners", "owners"]) == {20} and p004["accuracy"].between(0, 1).all()
     clients = figure_data(tiny, "p001_clients")
     assert set(zip(clients["x"], clients["private"])) == {(8, True), (8, False)}
     fr = figure_data(tiny, "p001_fraction_rounds")

@@ -291,8 +291,10 @@ def audit_student(
     t0 = time.perf_counter()
     canaries = read_images(canaries_path)
     if str(claim_path).endswith(".csv"):
+        from .methods.ldpdl import owner_guarantee_of
+
         owners = pd.read_csv(claim_path)
-        claim = Guarantee.from_row(owners[owners["owner"] == canaries[2]["party"]].iloc[0].to_dict())
+        claim = owner_guarantee_of(owners[owners["owner"] == canaries[2]["party"]].iloc[0].to_dict())
     else:
         (claim,) = [Guarantee.from_row(r) for r in read_releases(claim_path)]
     model = model_from_state(load_torch(model_path), "cpu")

@@ -48,7 +48,7 @@ ROLES = {
     "distill_answers": "party",
     "distill_release": "party",
     "distill_curate": "curator",
-    "ldpdl_teacher": "party",
+    "ldpdl_teachers": "teachers",
     "ldpdl_release": "owners",
     "pate_curate": "curator",
     "ldpdl_plan": "server",
@@ -107,8 +107,9 @@ PRIVATE_OUTPUTS = {"fedmd": re.compile(r"/models\.pt$"), "centralized": re.compi
 MAY_READ = {
     "dealer": {"source", "data", "summary"},
     "party": {"data", "private", "public", "summary"},
-    "curator": {"private", "public", "summary"},
-    "owners": {"private", "public", "summary"},
+    "curator": {"data", "private", "public", "summary"},
+    "teachers": {"data", "summary"},
+    "owners": {"data", "private", "public", "summary"},
     "public": {"data", "public", "summary"},
     "server": {"data", "public", "release", "summary"},
     "federation": {"data", "private", "public", "release", "result", "summary"},
@@ -117,9 +118,13 @@ MAY_READ = {
     "audit": {"source", "data", "private", "public", "release", "result", "summary", "canary"},
 }
 CANARIES = re.compile(r"/canaries\.parquet$")  # a dealer's canary list: the audit's secret
-# The only private files the owners' job may read: the owners' teachers' outputs.
-PRIVATE_FROM = {"owners": ("ldpdl_teacher",)}
-ROW_CHECKED = {"public", "server", "report"}  # roles whose data tables must hold no private row
+# The teachers' job fits every owner's teacher on that owner's records only (pipelib.methods.ldpdl.fit_heads,
+# tested); the owners' job answers, each owner from its own teacher.  The teachers stay private: the only
+# private files the owners' and the curator's jobs may read are those teachers.
+OWNERS_PRIVATE = {"ldpdl_teachers"}
+PRIVATE_FROM = {"owners": ("ldpdl_teachers",), "curator": ("ldpdl_teachers", "distill_answers")}
+# roles whose data tables must hold no private row (the owners and the curator read the public table only)
+ROW_CHECKED = {"public", "server", "report", "owners", "curator"}
 PARTY = re.compile(r"party-(\d+)")
 
 
@@ -177,6 +182,8 @@ def _kind(path: str, producer: Job | None) -> str:
     if role == "party":
         release = RELEASES.get(producer.rule)
         return "release" if release is not None and release.search(path) else "private"
+    if producer.rule in OWNERS_PRIVATE:
+        return "private"
     if role in ("curator", "owners"):
         return "release"
     if role in ("public", "server"):

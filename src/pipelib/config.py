@@ -201,12 +201,13 @@ def _cross_check_ldpdl(config: dict) -> list[str]:
             if sc is None:
                 problems.append(f"config key {key} = {name!r} is not a scenario")
                 continue
-            owners = [sc["parties"]] + (d["figures"]["owners"] if part == "figures" else [])
+            default = sc["parties"] if d["owners"] == "parties" else d["owners"]["count"]
+            owners = [default] + (d["figures"]["owners"] if part == "figures" else [])
             per_query = [d["per_query"]] + (d["figures"]["per_query"] if part == "figures" else [])
-            if max(per_query) > sc["parties"]:
+            if max(per_query) > default:
                 problems.append(
                     f"config key {key}: N_Q up to {max(per_query)} owners per query, but scenario {name!r} "
-                    f"has {sc['parties']} parties (owners)"
+                    + (f"has {default} parties (owners)" if d["owners"] == "parties" else f"has L = {default} owners")
                 )
             if d["per_query"] > min(owners):
                 problems.append(
@@ -552,7 +553,8 @@ def scenarios(config: dict) -> dict:
     counts = sorted(set(p["table3"]["parties"]) | set(p["figure2d"]["parties"]))
     wanted = [(spec["scenario"], n) for spec in selected(config, "table2").values() for n in counts]
     figures = config["ldpdl"]["figures"]
-    wanted += [(sc, n) for sc in figures["datasets"].values() if sc in out for n in figures["owners"]]
+    if config["ldpdl"]["owners"] == "parties":  # the disjoint variant's L sweep deals the pool to L parties
+        wanted += [(sc, n) for sc in figures["datasets"].values() if sc in out for n in figures["owners"]]
     fl = config["ldpfl"]["datasets"].values()
     wanted += [(d["scenario"], n) for d in fl if d["scenario"] in out for n in d["clients"]]
     for base_name, n in wanted:

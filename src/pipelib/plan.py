@@ -190,11 +190,6 @@ def job_work(rule: str, wc: dict, config: dict, results_dir: str) -> Work | None
         w.add(s["arch"], SHAPES[sc["public"]], s["batch"], s["epochs"] * n)
         test = _test_n(config, results_dir, wc["scenario"])
         w.add(s["arch"], SHAPES[sc["public"]], 1024, FORWARD * s["epochs"] * test)
-    elif rule == "ldpdl_teacher":
-        s, sc = config["ldpdl"]["teacher"], config["scenarios"][wc["scenario"]]
-        ns, w.estimated = _party_n(config, results_dir, wc["scenario"])
-        w.add(s["arch"], SHAPES[sc["private"]], s["batch"], s["epochs"] * ns[int(wc["party"])])
-        w.add(s["arch"], SHAPES[sc["public"]], 1024, FORWARD * _public_n(config, results_dir, wc["scenario"]))
     elif rule in ("ldpdl_student", "pate_student"):
         d, sc = config["ldpdl"], config["scenarios"][wc["scenario"]]
         s = d["student"]

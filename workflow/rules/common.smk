@@ -97,7 +97,7 @@ def check_roles():
     """Every rule plays a declared role in the threat model (pipelib.boundary.ROLES), or nothing runs."""
     problems = rule_roles([r.name for r in workflow.rules])
     if problems:
-        roles = "dealer, party, curator, owners, public, server, federation, baseline, audit, report"
+        roles = "dealer, party, teachers, curator, owners, public, server, federation, baseline, audit, report"
         raise WorkflowError(f"{'; '.join(problems)}: add it with its role ({roles})")
 
 
@@ -846,8 +846,23 @@ LDPDL = config["ldpdl"]
 LDPDL_GPUS = 0 if LDPDL["device"] == "cpu" else 1
 
 
-def ldpdl_dir(scenario, mech, eps, nq, qs):
-    return res(f"ldpdl/{scenario}/{mech}-eps{float(eps)!r}-q{nq}-{qs}")
+def owner_design(owners=None):
+    """The owners of LDP-DL runs: ``L<owners>`` (overlapping owners, ldpdl.owners) or ``parties``
+    (the scenario's parties; ldpdl.owners = parties, compare and audit runs)."""
+    o = LDPDL["owners"]
+    if o == "parties":
+        return "parties"
+    return f"L{o['count'] if owners is None else owners}"
+
+
+def pate_design():
+    """PATE's teachers: ``T<n>`` disjoint shards of the pool (ldpdl.pate.teachers) or ``parties``."""
+    t = LDPDL["pate"]["teachers"]
+    return "parties" if t == "parties" else f"T{t}"
+
+
+def ldpdl_dir(scenario, mech, eps, nq, qs, design):
+    return res(f"ldpdl/{scenario}/{mech}-eps{float(eps)!r}-q{nq}-{design}-{qs}")
 
 
 def ldpdl_shape(qs):
@@ -859,9 +874,10 @@ def ldpdl_shape(qs):
     return (s, t) if qs == "aqs" else (s * t, 1)
 
 
-def ldpdl_result(scenario, mech, eps, nq, qs):
+def ldpdl_result(scenario, mech, eps, nq, qs, design=None):
     """A run's result row: its last iteration's student."""
-    return f"{ldpdl_dir(scenario, mech, eps, nq, qs)}/iter-{ldpdl_shape(qs)[1]}/result.json"
+    d = ldpdl_dir(scenario, mech, eps, nq, qs, design or owner_design())
+    return f"{d}/iter-{ldpdl_shape(qs)[1]}/result.json"
 
 
 def ldpdl_release_guarantees(result):
@@ -870,26 +886,43 @@ def ldpdl_release_guarantees(result):
     return [f"{run}/iter-{t}/answers.guarantee.json" for t in range(1, last + 1)]
 
 
-def pate_result(scenario, eps):
-    return res(f"ldpdl/{scenario}/pate-eps{float(eps)!r}/result.json")
+def pate_result(scenario, eps, design=None):
+    return res(
+        f"ldpdl/{scenario}/pate-eps{float(eps)!r}-{design or pate_design()}/result.json"
+    )
 
 
-def owner_files(scenario, name):
-    """One file of every owner of a scenario (for the owners' and the curator's jobs only)."""
-    return {
-        str(i): res(f"ldpdl/{scenario}/owners/party-{i}/{name}")
-        for i in party_ids(scenario)
-    }
+def teachers_files(scenario, design):
+    """The owners' teachers of a design (for the owners' and the curator's jobs only) and their summary."""
+    d = res(f"ldpdl/{scenario}/teachers-{design}")
+    return {"teachers": f"{d}/teachers.npz", "teachers_info": f"{d}/teachers.json"}
+
+
+def teacher_settings(scenario):
+    """The teachers' settings for a scenario: its private dataset's encoder and the ridge penalty."""
+    t = LDPDL["teacher"]
+    encoder = t["by_dataset"].get(SCENARIOS[scenario]["private"], t["encoder"])
+    return {"encoder": encoder, "ridge": t["ridge"]}
+
+
+def teacher_records(design):
+    """Records per owner of an ``L<n>`` design (0: the design's shards say)."""
+    return LDPDL["owners"]["records"] if design.startswith("L") else 0
 
 
 def run_dir(wc):
-    return ldpdl_dir(wc.scenario, wc.ldmech, wc.eps, wc.nq, wc.qs)
+    return ldpdl_dir(wc.scenario, wc.ldmech, wc.eps, wc.nq, wc.qs, wc.design)
 
 
 def queries_of(wc, t):
     """The queries of iteration t: the plan's first draw, then each student's choice of the next."""
     d = run_dir(wc)
     return f"{d}/iter-1/queries.npy" if t == 1 else f"{d}/iter-{t - 1}/next.npy"
+
+
+def design_owners(scenario, design):
+    """How many owners a design has."""
+    return SCENARIOS[scenario]["parties"] if design == "parties" else int(design[1:])
 
 
 def ldpdl_table_entries():
@@ -906,6 +939,16 @@ def ldpdl_table_entries():
         if sc in SCENARIOS
         for e in t["epsilon"]
     ]
+
+
+def owners_sweep_result(sc, mech, eps, qs, n):
+    """Figures 4-6 (c): the run with L = n owners (overlapping owners), or on the scenario dealt to n
+    parties (ldpdl.owners = parties)."""
+    if LDPDL["owners"] == "parties":
+        return ldpdl_result(
+            party_variant(config, sc, n), mech, eps, LDPDL["per_query"], qs, "parties"
+        )
+    return ldpdl_result(sc, mech, eps, LDPDL["per_query"], qs, owner_design(n))
 
 
 def ldpdl_figure_entries():
@@ -941,13 +984,7 @@ def ldpdl_figure_entries():
                         **common,
                         "sweep": "owners",
                         "x": n,
-                        "path": ldpdl_result(
-                            party_variant(config, sc, n),
-                            mech,
-                            f["at_epsilon"],
-                            LDPDL["per_query"],
-                            qs,
-                        ),
+                        "path": owners_sweep_result(sc, mech, f["at_epsilon"], qs, n),
                     }
                     for n in f["owners"]
                 ]
@@ -962,8 +999,10 @@ def ldpdl_compare_paths():
         for sc in ldpdl_compare_scenarios(config)
         for e in c["epsilon"]
         for path in (
-            ldpdl_result(sc, LDPDL["table"]["mechanism"], e, c["per_query"], "aqs"),
-            pate_result(sc, e),
+            ldpdl_result(
+                sc, LDPDL["table"]["mechanism"], e, c["per_query"], "aqs", "parties"
+            ),
+            pate_result(sc, e, "parties"),
         )
     ]
 
@@ -1225,10 +1264,10 @@ def audit_ldpdl_entries():
     for row in audit_rows(config, "ldpdl"):
         scenario = audit_variant(config, row["scenario"], row["mechanism"])
         eps = float(row["epsilon"])
-        run = (
-            f"pate-eps{eps!r}"
+        run = (  # audits run on the scenario's parties: owner 0 is party 0, which holds the canaries
+            f"pate-eps{eps!r}-parties"
             if row["mechanism"] == "pate"
-            else f"{row['mechanism']}-eps{eps!r}-q{LDPDL['per_query']}-aqs"
+            else f"{row['mechanism']}-eps{eps!r}-q{LDPDL['per_query']}-parties-aqs"
         )
         out.append(
             {

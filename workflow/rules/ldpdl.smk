@@ -1,57 +1,60 @@
-# LDP-DL (paper 004, Algorithm 1) and PATE on the same teachers (pipelib.methods.ldpdl):
-#   ldpdl_teacher  (party)   an owner's teacher on its shard, its softmax on the public pool (kept private)
-#   ldpdl_plan     (server)  who answers which query slot, the per-answer epsilon, the first queries
+# LDP-DL (paper 004, Algorithm 1) and PATE (pipelib.methods.ldpdl):
+#   ldpdl_teachers (owners)  every owner's teacher on its own records (design L<n>: n overlapping owners;
+#                            T<n>: PATE's n disjoint teachers; parties: the scenario's parties)
+#   ldpdl_plan     (server)  who answers which query slot (each owner at most cap times), the first queries
 #   ldpdl_release  (owners)  iteration t: every owner's sanitized answers to the queries assigned to it
 #   ldpdl_student  (server)  iteration t: a student on the answers so far, the next queries (AQS/random)
-#   pate_curate    (curator) GNMax over every owner's teacher vote;  pate_student (server)
-# Paths: results/ldpdl/{scenario}/owners/party-{party}/, .../{ldmech}-eps{eps}-q{nq}-{qs}/iter-{t}/,
-# .../pate-eps{eps}/.
+#   pate_curate    (curator) GNMax over every teacher's vote;  pate_student (server)
+# Paths: results/ldpdl/{scenario}/teachers-{design}/, .../{ldmech}-eps{eps}-q{nq}-{design}-{qs}/iter-{t}/,
+# .../pate-eps{eps}-{design}-{design}/.
 wildcard_constraints:
     ldmech=alternatives(vocab.SOFT_LABEL_MECHANISMS),
     eps=EPS,
     nq="[1-9][0-9]*",
     qs="aqs|random",
     iteration="[1-9][0-9]*",
+    design="L[1-9][0-9]*|T[1-9][0-9]*|parties",
 
 
-rule ldpdl_teacher:
+rule ldpdl_teachers:
     input:
-        party=lambda wc: party_table(wc.scenario, wc.party),
-        public=lambda wc: public_inputs(wc)["public"],
+        parties=lambda wc: [party_table(wc.scenario, i) for i in party_ids(wc.scenario)],
     output:
-        soft=res("ldpdl/{scenario}/owners/party-{party}/soft.npy"),
-        info=res("ldpdl/{scenario}/owners/party-{party}/teacher.json"),
-        model=res("ldpdl/{scenario}/owners/party-{party}/teacher.pt"),
+        teachers=res("ldpdl/{scenario}/teachers-{design}/teachers.npz"),
+        info=res("ldpdl/{scenario}/teachers-{design}/teachers.json"),
     log:
-        res("logs/ldpdl_teacher/{scenario}/party-{party}.log"),
+        res("logs/ldpdl_teachers/{scenario}/{design}.log"),
     benchmark:
-        res("benchmarks/ldpdl_teacher/{scenario}/party-{party}.tsv")
+        res("benchmarks/ldpdl_teachers/{scenario}/{design}.tsv")
     conda:
         "../envs/pipelib.yaml"
     threads: LDPDL["threads"]
     resources:
-        mem_mb=4000,
+        mem_mb=8000,
         runtime=LDPDL["runtime"],
-        gpu=LDPDL_GPUS,
     params:
-        code=code("ldpdl_teacher.py"),
-        settings=LDPDL["teacher"],
+        code=code("ldpdl_teachers.py"),
+        settings=lambda wc: teacher_settings(wc.scenario),
+        records=lambda wc: teacher_records(wc.design),
         seed=lambda wc: seed_of(wc.scenario),
-        device=LDPDL["device"],
     script:
-        "../scripts/ldpdl_teacher.py"
+        "../scripts/ldpdl_teachers.py"
 
 
 rule ldpdl_plan:
     input:
         unpack(public_inputs),
     output:
-        plan=res("ldpdl/{scenario}/{ldmech}-eps{eps}-q{nq}-{qs}/plan.json"),
-        queries=res("ldpdl/{scenario}/{ldmech}-eps{eps}-q{nq}-{qs}/iter-1/queries.npy"),
+        plan=res("ldpdl/{scenario}/{ldmech}-eps{eps}-q{nq}-{design}-{qs}/plan.json"),
+        queries=res(
+            "ldpdl/{scenario}/{ldmech}-eps{eps}-q{nq}-{design}-{qs}/iter-1/queries.npy"
+        ),
     log:
-        res("logs/ldpdl_plan/{scenario}/{ldmech}-eps{eps}-q{nq}-{qs}.log"),
+        res("logs/ldpdl_plan/{scenario}/{ldmech}-eps{eps}-q{nq}-{design}-{qs}.log"),
     benchmark:
-        res("benchmarks/ldpdl_plan/{scenario}/{ldmech}-eps{eps}-q{nq}-{qs}.tsv")
+        res(
+            "benchmarks/ldpdl_plan/{scenario}/{ldmech}-eps{eps}-q{nq}-{design}-{qs}.tsv"
+        )
     conda:
         "../envs/pipelib.yaml"
     threads: 1
@@ -60,7 +63,7 @@ rule ldpdl_plan:
         runtime=5,
     params:
         code=code("ldpdl_plan.py"),
-        owners=lambda wc: SCENARIOS[wc.scenario]["parties"],
+        owners=lambda wc: design_owners(wc.scenario, wc.design),
         per_iteration=lambda wc: ldpdl_shape(wc.qs)[0],
         iterations=lambda wc: ldpdl_shape(wc.qs)[1],
         seed=lambda wc: seed_of(wc.scenario),
@@ -70,33 +73,38 @@ rule ldpdl_plan:
 
 rule ldpdl_release:
     input:
-        plan=res("ldpdl/{scenario}/{ldmech}-eps{eps}-q{nq}-{qs}/plan.json"),
+        unpack(lambda wc: teachers_files(wc.scenario, wc.design)),
+        plan=res("ldpdl/{scenario}/{ldmech}-eps{eps}-q{nq}-{design}-{qs}/plan.json"),
         queries=lambda wc: queries_of(wc, int(wc.iteration)),
-        soft=lambda wc: list(owner_files(wc.scenario, "soft.npy").values()),
-        info=lambda wc: list(owner_files(wc.scenario, "teacher.json").values()),
+        public=lambda wc: public_inputs(wc)["public"],
     output:
         release=res(
-            "ldpdl/{scenario}/{ldmech}-eps{eps}-q{nq}-{qs}/iter-{iteration}/answers.npy"
+            "ldpdl/{scenario}/{ldmech}-eps{eps}-q{nq}-{design}-{qs}/iter-{iteration}/answers.npy"
         ),
         guarantee=res(
-            "ldpdl/{scenario}/{ldmech}-eps{eps}-q{nq}-{qs}/iter-{iteration}/answers.guarantee.json"
+            "ldpdl/{scenario}/{ldmech}-eps{eps}-q{nq}-{design}-{qs}/iter-{iteration}/answers.guarantee.json"
+        ),
+        records=res(
+            "ldpdl/{scenario}/{ldmech}-eps{eps}-q{nq}-{design}-{qs}/iter-{iteration}/answers.records.npy"
         ),
     log:
         res(
-            "logs/ldpdl_release/{scenario}/{ldmech}-eps{eps}-q{nq}-{qs}/iter-{iteration}.log"
+            "logs/ldpdl_release/{scenario}/{ldmech}-eps{eps}-q{nq}-{design}-{qs}/iter-{iteration}.log"
         ),
     benchmark:
         res(
-            "benchmarks/ldpdl_release/{scenario}/{ldmech}-eps{eps}-q{nq}-{qs}/iter-{iteration}.tsv"
+            "benchmarks/ldpdl_release/{scenario}/{ldmech}-eps{eps}-q{nq}-{design}-{qs}/iter-{iteration}.tsv"
         )
     conda:
         "../envs/pipelib.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
+        mem_mb=4000,
         runtime=10,
     params:
         code=code("ldpdl_release.py"),
+        settings=lambda wc: teacher_settings(wc.scenario),
+        records=lambda wc: teacher_records(wc.design),
         seed=lambda wc: seed_of(wc.scenario),
         randomness=config["privacy"]["randomness"],
     script:
@@ -106,7 +114,7 @@ rule ldpdl_release:
 rule ldpdl_student:
     input:
         unpack(public_inputs),
-        plan=res("ldpdl/{scenario}/{ldmech}-eps{eps}-q{nq}-{qs}/plan.json"),
+        plan=res("ldpdl/{scenario}/{ldmech}-eps{eps}-q{nq}-{design}-{qs}/plan.json"),
         test=res("partitions/{scenario}/test.parquet"),
         queries=lambda wc: [queries_of(wc, t) for t in range(1, int(wc.iteration) + 1)],
         releases=lambda wc: [
@@ -117,26 +125,30 @@ rule ldpdl_student:
             f"{run_dir(wc)}/iter-{t}/answers.guarantee.json"
             for t in range(1, int(wc.iteration) + 1)
         ],
+        records=lambda wc: [
+            f"{run_dir(wc)}/iter-{t}/answers.records.npy"
+            for t in range(1, int(wc.iteration) + 1)
+        ],
     output:
         result=res(
-            "ldpdl/{scenario}/{ldmech}-eps{eps}-q{nq}-{qs}/iter-{iteration}/result.json"
+            "ldpdl/{scenario}/{ldmech}-eps{eps}-q{nq}-{design}-{qs}/iter-{iteration}/result.json"
         ),
         next=res(
-            "ldpdl/{scenario}/{ldmech}-eps{eps}-q{nq}-{qs}/iter-{iteration}/next.npy"
+            "ldpdl/{scenario}/{ldmech}-eps{eps}-q{nq}-{design}-{qs}/iter-{iteration}/next.npy"
         ),
         model=res(
-            "ldpdl/{scenario}/{ldmech}-eps{eps}-q{nq}-{qs}/iter-{iteration}/student.pt"
+            "ldpdl/{scenario}/{ldmech}-eps{eps}-q{nq}-{design}-{qs}/iter-{iteration}/student.pt"
         ),
         owners=res(
-            "ldpdl/{scenario}/{ldmech}-eps{eps}-q{nq}-{qs}/iter-{iteration}/owners.csv"
+            "ldpdl/{scenario}/{ldmech}-eps{eps}-q{nq}-{design}-{qs}/iter-{iteration}/owners.csv"
         ),
     log:
         res(
-            "logs/ldpdl_student/{scenario}/{ldmech}-eps{eps}-q{nq}-{qs}/iter-{iteration}.log"
+            "logs/ldpdl_student/{scenario}/{ldmech}-eps{eps}-q{nq}-{design}-{qs}/iter-{iteration}.log"
         ),
     benchmark:
         res(
-            "benchmarks/ldpdl_student/{scenario}/{ldmech}-eps{eps}-q{nq}-{qs}/iter-{iteration}.tsv"
+            "benchmarks/ldpdl_student/{scenario}/{ldmech}-eps{eps}-q{nq}-{design}-{qs}/iter-{iteration}.tsv"
         )
     conda:
         "../envs/pipelib.yaml"
@@ -159,23 +171,24 @@ rule ldpdl_student:
 
 rule pate_curate:
     input:
-        soft=lambda wc: list(owner_files(wc.scenario, "soft.npy").values()),
-        info=lambda wc: list(owner_files(wc.scenario, "teacher.json").values()),
+        unpack(lambda wc: teachers_files(wc.scenario, wc.design)),
+        public=lambda wc: public_inputs(wc)["public"],
     output:
-        labels=res("ldpdl/{scenario}/pate-eps{eps}/labels.json"),
-        guarantee=res("ldpdl/{scenario}/pate-eps{eps}/labels.guarantee.json"),
+        labels=res("ldpdl/{scenario}/pate-eps{eps}-{design}/labels.json"),
+        guarantee=res("ldpdl/{scenario}/pate-eps{eps}-{design}/labels.guarantee.json"),
     log:
-        res("logs/pate_curate/{scenario}/pate-eps{eps}.log"),
+        res("logs/pate_curate/{scenario}/pate-eps{eps}-{design}.log"),
     benchmark:
-        res("benchmarks/pate_curate/{scenario}/pate-eps{eps}.tsv")
+        res("benchmarks/pate_curate/{scenario}/pate-eps{eps}-{design}.tsv")
     conda:
         "../envs/pipelib.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
+        mem_mb=4000,
         runtime=10,
     params:
         code=code("pate_curate.py"),
+        settings=lambda wc: teacher_settings(wc.scenario),
         queries=LDPDL["queries_per_iteration"] * LDPDL["iterations"],
         delta=LDPDL["pate_delta"],
         seed=lambda wc: seed_of(wc.scenario),
@@ -187,16 +200,16 @@ rule pate_curate:
 rule pate_student:
     input:
         unpack(public_inputs),
-        labels=res("ldpdl/{scenario}/pate-eps{eps}/labels.json"),
-        guarantee=res("ldpdl/{scenario}/pate-eps{eps}/labels.guarantee.json"),
+        labels=res("ldpdl/{scenario}/pate-eps{eps}-{design}/labels.json"),
+        guarantee=res("ldpdl/{scenario}/pate-eps{eps}-{design}/labels.guarantee.json"),
         test=res("partitions/{scenario}/test.parquet"),
     output:
-        result=res("ldpdl/{scenario}/pate-eps{eps}/result.json"),
-        model=res("ldpdl/{scenario}/pate-eps{eps}/student.pt"),
+        result=res("ldpdl/{scenario}/pate-eps{eps}-{design}/result.json"),
+        model=res("ldpdl/{scenario}/pate-eps{eps}-{design}/student.pt"),
     log:
-        res("logs/pate_student/{scenario}/pate-eps{eps}.log"),
+        res("logs/pate_student/{scenario}/pate-eps{eps}-{design}.log"),
     benchmark:
-        res("benchmarks/pate_student/{scenario}/pate-eps{eps}.tsv")
+        res("benchmarks/pate_student/{scenario}/pate-eps{eps}-{design}.tsv")
     conda:
         "../envs/pipelib.yaml"
     threads: LDPDL["threads"]

@@ -8,7 +8,8 @@ from pipelib.methods.ldpdl import plan  # noqa: E402
 
 w, p, i, o = snakemake.wildcards, snakemake.params, snakemake.input, snakemake.output
 plan(
-    key=f"{w.scenario}/q{w.nq}",  # the same plan for every mechanism, epsilon and query sampling: paired runs
+    # the same plan for every mechanism, epsilon and query sampling: paired runs
+    key=f"{w.scenario}/q{w.nq}/{w.design}",
     owners=p.owners,
     public_n=read_table(i.public, columns=["index"]).num_rows,
     per_iteration=p.per_iteration,

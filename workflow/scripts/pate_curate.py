@@ -1,9 +1,9 @@
-"""Rule pate_curate: PATE's trusted curator, GNMax over every owner's teacher vote."""
+"""Rule pate_curate: PATE's trusted curator, GNMax over every teacher's vote."""
 
 from pipelib.logs import to_log
 
 to_log(snakemake)
-from pipelib.methods.ldpdl import by_owner, pate_curate  # noqa: E402
+from pipelib.methods.ldpdl import pate_curate  # noqa: E402
 
 w, p, i, o = snakemake.wildcards, snakemake.params, snakemake.input, snakemake.output
 
@@ -14,8 +14,10 @@ pate_curate(
     epsilon=float(w.eps),
     delta=p.delta,
     queries=p.queries,
-    soft_paths=by_owner(i.soft),
-    info_paths=by_owner(i.info),
+    teachers_path=i.teachers,
+    teachers_info=i.teachers_info,
+    public_path=i.public,
+    settings=p.settings,
     seed=p.seed,
     randomness=p.randomness,
     rule=snakemake.rule,

@@ -8,6 +8,7 @@ from pipelib.methods.ldpdl import pate_student  # noqa: E402
 w, p, i, o = snakemake.wildcards, snakemake.params, snakemake.input, snakemake.output
 pate_student(
     scenario=w.scenario,
+    design=w.design,
     labels_path=i.labels,
     guarantee_path=i.guarantee,
     public_path=i.public,

@@ -1,12 +1,19 @@
 """LDP-DL (paper 004, Algorithm 1) and PATE on the same teachers: the parts that are not mechanisms.
 
+* The owners (:func:`owner_records`): ``L<n>`` = L owners each holding its own sample of
+  ``records`` private records drawn independently (so owners overlap, as in the paper's regime);
+  ``T<n>`` = n disjoint shards of the pool (PATE's teachers); ``parties`` = the scenario's parties.
+* Teachers (:func:`fit_heads`): one per owner, trained on that owner's records only, all in one
+  batched job: a ridge least-squares classifier on features of a fixed, data-independent encoder (HOG),
+  its scores turned into a softmax at a temperature fitted on the owner's own records.
 * The query plan (server, public randomness): |X^Q| = S x iterations query slots, each answered by
-  N_Q owners drawn uniformly without replacement; drawn before any query is chosen, so every owner's
-  number of answers (its *load*) is known in advance and the per-answer epsilon is set from the owner
-  that answers most (:func:`pipelib.privacy.soft_label.answer_epsilon`).  Which public sample fills a
-  slot is decided later, iteration by iteration (active or random query sampling).
-* An :class:`Owner` holds its teacher's soft labels on the public pool (computed in the owner's own
-  job) and answers only the queries the plan assigns to it, sanitized on its side.
+  N_Q distinct owners; every owner answers at most ceil(S x iterations x N_Q / L) times
+  (:func:`query_slots`), its load is known before any query is chosen, and each of its answers gets
+  epsilon / its load.  Which public sample fills a slot is decided later, iteration by iteration
+  (active or random query sampling).
+* Owners answer only the queries the plan assigns to them, from their own teacher, sanitized on
+  their side (:func:`release`); the release also reports each private record's epsilon, composed over
+  the owners that hold it (:func:`holders`).
 * The server averages the sanitized answers of each query (:func:`server_targets`), turns the
   estimate into a probability vector (Euclidean projection onto the simplex: post-processing), and
   trains the student with the two-temperature loss of paper 004 Eq. 4 (:func:`kd_loss`).
@@ -17,18 +24,79 @@
 
 from __future__ import annotations
 
-import re
+import logging
+import time
 
 import numpy as np
 
 from ..privacy import soft_label
+from ..seeding import rng
+
+log = logging.getLogger(__name__)
+
+
+def answer_cap(slots: int, owners: int, per_query: int) -> int:
+    """The most answers any owner gives: the slots' answers spread as evenly as they go."""
+    return -(-slots * per_query // owners)
 
 
 def query_slots(slots: int, owners: int, per_query: int, generator: np.random.Generator) -> np.ndarray:
-    """(slots x per_query) owner ids: every query slot's N_Q owners, distinct within a slot."""
+    """(slots x per_query) owner ids: every query slot's N_Q distinct owners, no owner in more than
+    :func:`answer_cap` slots.  The slots read a stream of random permutations of the owners, N_Q at a
+    time; where a slot straddles two permutations, an owner met twice is swapped with a later owner of
+    the second permutation (each permutation stays one, so every owner answers cap or cap - 1 times)."""
     if not 1 <= per_query <= owners:
         raise ValueError(f"N_Q = {per_query} owners per query needs 1 <= N_Q <= L = {owners}")
-    return np.argsort(generator.random((slots, owners)), axis=1)[:, :per_query]
+    need = slots * per_query
+    stream = np.concatenate([generator.permutation(owners) for _ in range(answer_cap(slots, owners, per_query))])
+    for start in range(0, need, per_query):
+        end = start + per_query
+        boundary = (start // owners + 1) * owners
+        if not start < boundary < end:
+            continue
+        head = set(stream[start:boundary].tolist())
+        for pos in range(boundary, end):
+            if stream[pos] not in head:
+                continue
+            later = [j for j in range(end, boundary + owners) if stream[j] not in head]
+            if not later:
+                raise ValueError(f"cannot give N_Q = {per_query} distinct owners to a query slot with L = {owners}")
+            j = later[int(generator.integers(len(later)))]
+            stream[pos], stream[j] = stream[j], stream[pos]
+    return stream[:need].reshape(slots, per_query)
+
+
+def owner_records(design: str, party_sizes, records: int, seed: int, scenario: str) -> list[np.ndarray]:
+    """Each owner's (or teacher's) private records, as sorted row indices into the scenario's pool (its
+    party tables, concatenated in party order).  ``L<n>``: n owners, each ``records`` rows drawn without
+    replacement by its own keyed draw (owners overlap); ``T<n>``: a keyed permutation of the pool cut
+    into n disjoint near-equal shards; ``parties``: every party's rows."""
+    sizes = [int(n) for n in party_sizes]
+    pool = sum(sizes)
+    if design == "parties":
+        edges = np.cumsum([0] + sizes)
+        return [np.arange(a, b) for a, b in zip(edges[:-1], edges[1:])]
+    kind, count = design[0], int(design[1:])
+    if kind == "L":
+        if not 1 <= records <= pool:
+            raise ValueError(f"owners of {records} records each need 1 <= records <= the pool's {pool}")
+        draw = [rng(seed, "ldpdl-owner", scenario, owner) for owner in range(count)]
+        return [np.sort(g.choice(pool, records, replace=False)) for g in draw]
+    if kind == "T":
+        if not 1 <= count <= pool:
+            raise ValueError(f"{count} disjoint teachers need 1 <= teachers <= the pool's {pool} records")
+        return [np.sort(part) for part in np.array_split(rng(seed, "pate-teachers", scenario).permutation(pool), count)]
+    raise ValueError(f"owner design {design!r} is not L<owners>, T<teachers> or parties")
+
+
+def holders(record_sets: list[np.ndarray], pool: int, weights=None) -> np.ndarray:
+    """Per pool record: how many owners hold it, or the sum of ``weights`` (one per owner) over them."""
+    w = np.ones(len(record_sets)) if weights is None else np.asarray(weights, dtype=np.float64)
+    out = np.zeros(pool)
+    for owner, rows in enumerate(record_sets):
+        if w[owner]:
+            out[rows] += w[owner]
+    return out
 
 
 def loads(slots: np.ndarray, owners: int) -> np.ndarray:
@@ -61,25 +129,102 @@ def random_queries(available: np.ndarray, s: int, generator: np.random.Generator
     return np.sort(generator.choice(available, size=s, replace=False))
 
 
-def by_owner(paths) -> dict:
-    """Owner id -> path, for paths under an owner's folder (``.../party-<i>/...``)."""
-    return {int(re.search(r"party-(\d+)/", str(path)).group(1)): path for path in paths}
+def augment(features: np.ndarray) -> np.ndarray:
+    """Features with a constant 1 appended (the heads' intercept)."""
+    features = np.asarray(features, dtype=np.float32)
+    return np.hstack([features, np.ones((len(features), 1), np.float32)])
+
+
+def fit_temperature(scores, truth, mask, steps: int = 12):
+    """Per teacher, the softmax temperature T of its scores that maximises the likelihood of its own
+    labels: Newton's method on beta = 1/T (the negative log-likelihood is convex in beta), beta kept in
+    [1, 1e4].  ``scores``: teachers x rows x k; ``truth``: teachers x rows; ``mask``: 1 for real rows."""
+    import torch
+
+    beta = torch.full((scores.shape[0], 1, 1), 10.0, dtype=torch.float64)
+    s = scores.double()
+    s_true = s.gather(2, truth[..., None])
+    m = mask.double()
+    for _ in range(steps):
+        p = torch.softmax(beta * s, 2)
+        mean = (p * s).sum(2, keepdim=True)
+        grad = ((mean - s_true) * m).sum((1, 2))
+        hess = (((p * s * s).sum(2, keepdim=True) - mean**2) * m).sum((1, 2)).clamp_min(1e-12)
+        beta = (beta - (grad / hess)[:, None, None]).clamp(1.0, 1e4)
+    return (1.0 / beta[:, 0, 0]).numpy()
+
+
+def fit_heads(features: np.ndarray, labels: np.ndarray, record_sets: list, k: int, ridge: float, batch: int = 64):
+    """One teacher per record set, each fitted on its own rows of (``features``, ``labels``) only.
+
+    A teacher is a ridge least-squares fit of the one-hot label on the features and an intercept (the
+    penalty ``ridge`` x its record count on every weight but the intercept's), then a softmax of its
+    scores at the temperature that maximises the likelihood of its own labels (:func:`fit_temperature`).
+    Batched: ``batch`` teachers' normal equations at a time; a teacher's result depends on its rows only.
+    Returns (weights: teachers x (d + 1) x k float32, temperatures, accuracy on its own records)."""
+    import torch
+
+    x = torch.from_numpy(augment(features))
+    onehot = torch.nn.functional.one_hot(torch.as_tensor(np.asarray(labels, dtype=np.int64)), k).float()
+    d = x.shape[1]
+    weights = np.zeros((len(record_sets), d, k), np.float32)
+    temps, fit_acc = np.zeros(len(record_sets)), np.zeros(len(record_sets))
+    penalty = np.eye(d)
+    penalty[-1, -1] = 0.0
+    t0, every = time.perf_counter(), max(batch, len(record_sets) // 10 // batch * batch)
+    for lo in range(0, len(record_sets), batch):
+        if lo and lo % every == 0:
+            took = time.perf_counter() - t0
+            log.info(
+                "teachers %d of %d fitted, %.0f s (about %.0f s left)",
+                lo,
+                len(record_sets),
+                took,
+                took * (len(record_sets) - lo) / lo,
+            )
+        sets = record_sets[lo : lo + batch]
+        n = np.array([len(r) for r in sets])
+        if (n < 1).any():
+            raise ValueError("a teacher has no records")
+        rows = torch.from_numpy(np.stack([np.pad(r, (0, n.max() - len(r))) for r in sets]).astype(np.int64))
+        mask = torch.from_numpy(np.arange(n.max())[None, :] < n[:, None]).float()[..., None]
+        xb, yb = x[rows].mul_(mask), onehot[rows].mul_(mask)  # padding rows are zero: they add nothing
+        gram = torch.bmm(xb.transpose(1, 2), xb).double().numpy() + ridge * n[:, None, None] * penalty
+        w = np.linalg.solve(gram, torch.bmm(xb.transpose(1, 2), yb).double().numpy()).astype(np.float32)
+        scores = torch.bmm(xb, torch.from_numpy(w))
+        truth = yb.argmax(2)
+        weights[lo : lo + len(sets)] = w
+        temps[lo : lo + len(sets)] = fit_temperature(scores, truth, mask)
+        fit_acc[lo : lo + len(sets)] = ((scores.argmax(2) == truth).float() * mask[..., 0]).sum(1).numpy() / n
+    return weights, temps, fit_acc
+
+
+def head_soft(weights: np.ndarray, temperature: float, features: np.ndarray) -> np.ndarray:
+    """One teacher's soft labels (softmax of its scores at its temperature) on ``features`` rows."""
+    z = augment(features).astype(np.float64) @ np.asarray(weights, dtype=np.float64) / float(temperature)
+    z -= z.max(1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(1, keepdims=True)
 
 
 class Owner:
-    """One data owner: its teacher's soft labels on the public pool, and nothing of any other owner."""
+    """One data owner: its own teacher (weights and temperature), and nothing of any other owner."""
 
-    def __init__(self, owner: int, soft_labels: np.ndarray):
-        self.owner, self.soft = int(owner), np.asarray(soft_labels, dtype=np.float64)
+    def __init__(self, owner: int, weights: np.ndarray, temperature: float):
+        self.owner, self.weights, self.temperature = int(owner), weights, float(temperature)
 
-    def answer(self, queries: np.ndarray, mechanism, generator) -> np.ndarray:
-        """Sanitized answers to the public samples ``queries`` (one per row), each by ``mechanism`` (a
+    def soft(self, features: np.ndarray) -> np.ndarray:
+        """The teacher's soft labels on public samples (their ``features``)."""
+        return head_soft(self.weights, self.temperature, features)
+
+    def answer(self, features: np.ndarray, mechanism, generator) -> np.ndarray:
+        """Sanitized answers to public samples (one per row of ``features``), each by ``mechanism`` (a
         registered soft-label sanitizer, :mod:`pipelib.privacy.registry`, at its per-answer epsilon)."""
-        return mechanism.release(self.soft[np.asarray(queries)], generator)
+        return mechanism.release(self.soft(features), generator)
 
-    def votes(self, queries: np.ndarray) -> np.ndarray:
+    def votes(self, features: np.ndarray) -> np.ndarray:
         """The teacher's labels (PATE: raw votes, for the trusted curator only)."""
-        return self.soft[np.asarray(queries)].argmax(1)
+        return self.soft(features).argmax(1)
 
 
 def server_targets(sanitized: np.ndarray) -> np.ndarray:
@@ -121,50 +266,101 @@ def kd_loss(alpha: float, beta: float, tau: float):
 
 
 # --- the jobs ---------------------------------------------------------------------------------------
-# Rules: ldpdl_teacher (an owner's job), ldpdl_plan (server), ldpdl_release (every owner's sanitizer of
-# one iteration's answers, one owner's file at a time), ldpdl_student (server: one AQS iteration),
-# pate_curate (PATE's trusted curator) and pate_student (server).
+# Rules: ldpdl_teachers (the owners' job: every owner's teacher on its own records, or PATE's teachers),
+# ldpdl_plan (server), ldpdl_release (every owner's sanitizer of one iteration's answers, each with its
+# own teacher), ldpdl_student (server: one AQS iteration), pate_curate (PATE's trusted curator) and
+# pate_student (server).
 
 METHOD = "LDP-DL"
 PATE = "PATE"
 
 
-def train_teacher(
+def encoder_features(images: np.ndarray, settings: dict) -> np.ndarray:
+    """Teacher features of uint8 images: a data-independent encoder (HOG), so the features carry no
+    information about any record but their own."""
+    from ..represent import embed_images
+
+    if settings["kind"] != "hog":
+        raise ValueError(f"LDP-DL teachers need a data-independent (HOG) encoder; got kind {settings['kind']!r}")
+    return embed_images(images, settings, (), "cpu")
+
+
+def train_teachers(
     *,
-    owner: int,
+    design: str,
     scenario: str,
-    party_path,
-    public_path,
+    party_paths: list,
     settings: dict,
-    device: str,
+    records: int,
     threads: int,
     seed: int,
-    out_model,
-    out_soft,
+    out_teachers,
     out_info,
-) -> None:
-    """An owner's job: its teacher, trained on its own shard only, and the teacher's softmax on every
-    public sample (kept in the owner's folder: only sanitized answers to assigned queries leave it)."""
-    import torch
-
-    from ..data.loaders import load_labelled, load_public
-    from ..io import save_npy, write_json
-    from ..seeding import torch_seed
+) -> dict:
+    """The owners' job: every owner's (or PATE teacher's) teacher, each fitted on its own records of the
+    pool only (:func:`owner_records`, :func:`fit_heads`).  Out: the teachers (private: only sanitized
+    answers or, for PATE, the curator's votes leave) and a summary (counts only)."""
+    from ..io import atomic_path, read_images, write_json
     from ..train import loop
-    from ..train.models import build, optimizer
-    from ..train.supervised import TrainSettings, save_model, train_supervised
 
+    t0 = time.perf_counter()
     loop.set_threads(threads)
-    dev = loop.pick_device(device)
-    x, y, meta = load_labelled(party_path, dev)
-    x_pub, _ = load_public(public_path, dev)
-    gen = loop.seed_everything(torch_seed(seed, "ldpdl-teacher", scenario, owner))
-    model = loop.prepare(build(settings["arch"], x.shape[1:], len(meta["task_classes"])), dev)
-    train = TrainSettings.from_config(settings)
-    train_supervised(model, optimizer(model, train.lr), x, y, train, gen, name=f"teacher of owner {owner}")
-    save_npy(torch.softmax(loop.predict(model, x_pub), 1).cpu().numpy().astype(np.float64), out_soft)
-    save_model(model, out_model, scenario=scenario, owner=owner, records=len(x))
-    write_json({"owner": owner, "records": len(x), "classes": len(meta["task_classes"])}, out_info)
+    frames, images, meta = [], [], None
+    for path in party_paths:
+        frame, imgs, meta = read_images(path)
+        frames.append(frame["label"].to_numpy().astype(np.int64))
+        images.append(imgs)
+    sizes = [len(f) for f in frames]
+    labels, k = np.concatenate(frames), len(meta["task_classes"])
+    sets = owner_records(design, sizes, records, seed, scenario)
+    features = encoder_features(np.concatenate(images), settings["encoder"])
+    weights, temps, fit_acc = fit_heads(features, labels, sets, k, float(settings["ridge"]))
+    with atomic_path(out_teachers) as tmp:
+        with open(tmp, "wb") as fh:
+            np.savez(fh, weights=weights, temperatures=temps)
+    held = holders(sets, sum(sizes))
+    info = {
+        "design": design,
+        "teachers": len(sets),
+        "records_each": [int(min(map(len, sets))), int(max(map(len, sets)))],
+        "pool_records": int(sum(sizes)),
+        "party_sizes": sizes,
+        "holders_per_record": {"min": int(held.min()), "mean": float(held.mean()), "max": int(held.max())},
+        "fit_accuracy_mean": float(fit_acc.mean()),
+        "features": int(features.shape[1]),
+        "seconds": time.perf_counter() - t0,
+    }
+    write_json(info, out_info)
+    log.info(
+        "%d teachers (%s) of %s records each on %d features: fit accuracy %.3f, %.0f s",
+        len(sets),
+        design,
+        info["records_each"],
+        features.shape[1],
+        info["fit_accuracy_mean"],
+        info["seconds"],
+    )
+    return info
+
+
+def load_owners(path) -> tuple[np.ndarray, np.ndarray]:
+    """The teachers file of :func:`train_teachers`: (weights, temperatures)."""
+    with np.load(path) as f:
+        return f["weights"], f["temperatures"]
+
+
+def public_features(public_path, rows: np.ndarray, settings: dict) -> np.ndarray:
+    """Teacher features of the public samples ``rows`` (row numbers of the public table)."""
+    from ..io import read_images
+
+    _, images, _ = read_images(public_path)
+    return encoder_features(images[np.asarray(rows)], settings)
+
+
+def owner_epsilons(total_epsilon: float, load: np.ndarray) -> np.ndarray:
+    """Each owner's per-answer epsilon: the total over its own number of answers (0 if it never answers)."""
+    load = np.asarray(load)
+    return np.where(load > 0, total_epsilon / np.maximum(load, 1), 0.0)
 
 
 def plan(
@@ -180,10 +376,9 @@ def plan(
     out_plan,
     out_queries,
 ) -> dict:
-    """The server's query plan (public randomness, keyed by the run): every query slot's owners, the
-    owners' loads, the per-answer epsilon from the busiest owner, and the first iteration's queries."""
+    """The server's query plan (public randomness, keyed by the run): every query slot's owners (no owner
+    more than :func:`answer_cap` times), the owners' loads, and the first iteration's queries."""
     from ..io import save_npy, write_json
-    from ..seeding import rng
 
     if per_iteration * iterations > public_n:
         raise ValueError(f"{iterations} iterations of {per_iteration} queries need more than {public_n} public samples")
@@ -195,6 +390,7 @@ def plan(
         "per_iteration": per_iteration,
         "iterations": iterations,
         "per_query": per_query,
+        "cap": answer_cap(per_iteration * iterations, owners, per_query),
         "total_epsilon": total_epsilon,
         "per_answer_epsilon": None if total_epsilon is None else soft_label.answer_epsilon(total_epsilon, load),
         "loads": load.tolist(),
@@ -212,85 +408,108 @@ def release(
     mechanism: str,
     plan_path,
     queries_path,
-    soft_paths: dict,
-    info_paths: dict,
+    teachers_path,
+    teachers_info,
+    public_path,
+    settings: dict,
+    records: int,
     seed: int,
     randomness: str,
     rule: str,
     scenario: str,
+    design: str,
     out_release,
     out_guarantee,
+    out_records,
 ) -> None:
-    """Every owner's side of one iteration: each owner answers the queries the plan assigns to it from
-    its own soft labels only, sanitized with its own release-keyed randomness.  Out: the sanitized
-    answers (queries x N_Q x k, box scale) and one ledger row per owner that answered."""
+    """Every owner's side of one iteration: each owner answers the queries the plan assigns to it with
+    its own teacher only, at epsilon / its load, sanitized with its own release-keyed randomness.  Out:
+    the sanitized answers (queries x N_Q x k, box scale), ledger rows (one per group of owners with the
+    same answers and per-answer epsilon: the per-owner ledger is the student's owners.csv), and every
+    pool record's epsilon spent in this release (summed over the owners that hold it)."""
     from ..io import load_npy, read_json, save_npy
     from ..privacy import registry, release_row, write_releases
     from ..seeding import release_key, release_rng
 
     p = read_json(plan_path)
+    info = read_json(teachers_info)
     queries = load_npy(queries_path)
     s = p["per_iteration"]
     slots = np.asarray(p["slots"])[(iteration - 1) * s : iteration * s]
-    mech = registry.parse(f"{mechanism}-eps{p['per_answer_epsilon']!r}")
-    if mech.locality != "soft-label":
-        raise ValueError(f"{mechanism!r} is not a soft-label sanitizer")
-    records = {int(o): int(read_json(path)["records"]) for o, path in info_paths.items()}
-    answers, rows = None, []
-    for owner in sorted(int(o) for o in soft_paths):
+    per_answer = owner_epsilons(p["total_epsilon"], np.asarray(p["loads"]))
+    weights, temps = load_owners(teachers_path)
+    features = public_features(public_path, queries, settings["encoder"])
+    answers, spent = None, np.zeros(p["owners"])
+    groups: dict = {}
+    for owner in np.unique(slots):
+        owner = int(owner)
         rows_, cols = np.nonzero(slots == owner)
-        if not len(rows_):
-            continue
-        who = Owner(owner, load_npy(soft_paths[owner]))  # this owner's file only
+        mech = registry.parse(f"{mechanism}-eps{float(per_answer[owner])!r}")
+        if mech.locality != "soft-label":
+            raise ValueError(f"{mechanism!r} is not a soft-label sanitizer")
         key = {**release_id, "owner": owner}
-        out = who.answer(queries[rows_], mech, release_rng(seed, randomness, rule, key))
+        out = Owner(owner, weights[owner], temps[owner]).answer(
+            features[rows_], mech, release_rng(seed, randomness, rule, key)
+        )
         if answers is None:
             answers = np.zeros((len(slots), slots.shape[1], out.shape[1]))
         answers[rows_, cols] = out
-        rows.append(
-            release_row(
-                METHOD,
-                scenario,
-                str(out_release),
-                owner,
-                mech.name,
-                mech.guarantee(len(rows_)),
-                randomness=randomness,
-                release_key=release_key(rule, key),
-                n=len(rows_),
-                seed=seed,
-                records=records[owner],
-                pool_records=sum(records.values()),
-            )
+        spent[owner] = per_answer[owner] * len(rows_)
+        groups.setdefault((len(rows_), float(per_answer[owner])), []).append(owner)
+    rows = [
+        release_row(
+            METHOD,
+            scenario,
+            str(out_release),
+            -1,
+            mechanism,
+            soft_label.owner_guarantee(mechanism, eps, n),
+            randomness=randomness,
+            # each owner's draw is keyed by its id; the row names the group: first owner + how many more
+            release_key=release_key(rule, {**release_id, "owner": f"{group[0]}+{len(group) - 1}"}),
+            n=n,
+            seed=seed,
+            owners=len(group),
+            first_owner=group[0],
+            pool_records=info["pool_records"],
         )
+        for (n, eps), group in sorted(groups.items())
+    ]
+    sets = owner_records(design, info["party_sizes"], records, seed, scenario)
     save_npy(answers, out_release)
+    save_npy(holders(sets, info["pool_records"], spent), out_records)
     write_releases(rows, out_guarantee)
 
 
-def worst_owner(guarantee_paths: list, mechanism: str, per_answer: float):
-    """Every owner's answers summed over the releases so far, the guarantee of the busiest owner, and
-    the owners' private records in all."""
-    from ..privacy import read_releases
-
-    answers: dict[int, int] = {}
-    pool = 0
-    for path in guarantee_paths:
-        for r in read_releases(path):
-            answers[int(r["party"])] = answers.get(int(r["party"]), 0) + int(r["n"])
-            pool = int(r["pool_records"])
-    return answers, soft_label.owner_guarantee(mechanism, per_answer, max(answers.values())), pool
+def answered(plan: dict, iterations: int) -> np.ndarray:
+    """Every owner's answers in the plan's first ``iterations`` iterations."""
+    slots = np.asarray(plan["slots"])[: iterations * plan["per_iteration"]]
+    return loads(slots, plan["owners"])
 
 
-def owner_ledger(answers: dict, owners: int, mechanism: str, per_answer: float):
-    """One row per owner (those that never answered too): its answers so far and the guarantee they
-    compose to (sequential composition of ``per_answer``-LDP answers)."""
+def owner_ledger(plan: dict, iterations: int, mechanism: str):
+    """One row per owner (those that never answered too): its answers in the first ``iterations``
+    iterations, its per-answer epsilon, and the epsilon they compose to (sequential composition)."""
     import pandas as pd
 
-    rows = []
-    for owner in range(owners):
-        g = soft_label.owner_guarantee(mechanism, per_answer, answers.get(owner, 0))
-        rows.append({"owner": owner, "answers": answers.get(owner, 0), **g.row()})
-    return pd.DataFrame(rows)
+    done = answered(plan, iterations)
+    per_answer = owner_epsilons(plan["total_epsilon"], np.asarray(plan["loads"]))
+    return pd.DataFrame(
+        {
+            "owner": np.arange(plan["owners"]),
+            "mechanism": mechanism,
+            "answers": done,
+            "load": plan["loads"],
+            "per_answer_epsilon": per_answer,
+            "epsilon": per_answer * done,
+            "delta": 0.0,
+        }
+    )
+
+
+def owner_guarantee_of(row: dict):
+    """The guarantee of one row of :func:`owner_ledger`."""
+    return soft_label.owner_guarantee(row["mechanism"], float(row["per_answer_epsilon"]), int(row["answers"]))
 
 
 class ServerStudent:
@@ -298,8 +517,6 @@ class ServerStudent:
     queried public samples with Eq. 4, and its result row.  Shared by LDP-DL and PATE."""
 
     def __init__(self, *, public_path, test_path, settings: dict, loss: dict, device: str, threads: int):
-        import time
-
         from ..data.loaders import load_labelled, load_public
         from ..train import loop
 
@@ -340,8 +557,6 @@ class ServerStudent:
     def row(self, guarantee, *, method: str, scenario: str, mechanism: str, n: int, seed: int, preset: str, **extra):
         """The result row: test accuracy, label accuracy of the targets (evaluation only: the public
         table's true labels), the guarantee, and ``extra`` columns."""
-        import time
-
         from ..io import read_table
         from ..privacy import delta_vacuous
         from ..schema import result_row
@@ -378,6 +593,7 @@ def student_iteration(
     queries_paths: list,
     release_paths: list,
     guarantee_paths: list,
+    record_paths: list,
     public_path,
     test_path,
     settings: dict,
@@ -416,8 +632,13 @@ def student_iteration(
     else:
         nxt = random_queries(available, s, rng(seed, "ldpdl-queries", run["plan_key"], iteration + 1))
     save_npy(nxt, out_next)
-    answers, guarantee, pool = worst_owner(guarantee_paths, run["mechanism"], p["per_answer_epsilon"])
-    write_csv(owner_ledger(answers, p["owners"], run["mechanism"], p["per_answer_epsilon"]), out_owners)
+    from ..privacy import read_releases
+
+    ledger = owner_ledger(p, iteration, run["mechanism"])
+    write_csv(ledger, out_owners)
+    guarantee = owner_guarantee_of(ledger.loc[ledger["epsilon"].idxmax()].to_dict())
+    pool = int(read_releases(guarantee_paths[0])[0]["pool_records"])
+    per_record = np.sum([load_npy(r) for r in record_paths], axis=0)
     row = server.row(
         guarantee,
         method=METHOD,
@@ -434,7 +655,12 @@ def student_iteration(
         iterations=p["iterations"],
         total_epsilon=p["total_epsilon"],
         per_answer_epsilon=p["per_answer_epsilon"],
-        max_answers=max(answers.values()),
+        max_answers=int(ledger["answers"].max()),
+        answer_cap=p["cap"],
+        owner_design=run["design"],
+        epsilon_owner=guarantee.epsilon,
+        epsilon_teacher_data=guarantee.epsilon,  # one teacher per owner, fitted on its records only
+        epsilon_record=float(per_record.max()),
         mean_answers_paper=p["per_iteration"] * p["iterations"] * p["per_query"] / p["owners"],
         randomness=randomness,
     )
@@ -450,29 +676,33 @@ def pate_curate(
     epsilon: float,
     delta: float,
     queries: int,
-    soft_paths: dict,
-    info_paths: dict,
+    teachers_path,
+    teachers_info,
+    public_path,
+    settings: dict,
     seed: int,
     randomness: str,
     rule: str,
     out_labels,
     out_guarantee,
 ) -> None:
-    """PATE's trusted curator: every owner's teacher votes on ``queries`` public samples drawn at random
-    (public randomness), GNMax with sigma calibrated to (epsilon, delta) releases the noisy argmax."""
-    from ..io import load_npy, read_json, write_json
+    """PATE's trusted curator: every teacher (each fitted on its own disjoint shard) votes on ``queries``
+    public samples drawn at random (public randomness); GNMax with sigma calibrated to (epsilon, delta)
+    by the data-independent RDP bound releases the noisy argmax."""
+    from ..io import read_json, read_rows, write_json
     from ..privacy import pate, release_row, write_releases
-    from ..seeding import release_key, release_rng, rng
+    from ..seeding import release_key, release_rng
 
-    owners = [Owner(o, load_npy(soft_paths[o])) for o in sorted(soft_paths)]
-    public_n, k = owners[0].soft.shape  # every teacher's softmax has one row per public sample
-    idx = random_queries(np.arange(public_n), queries, rng(seed, "pate-queries", scenario, queries))
-    votes = np.stack([o.votes(idx) for o in owners])
-    records = sum(int(read_json(path)["records"]) for path in info_paths.values())
+    weights, temps = load_owners(teachers_path)
+    k = weights.shape[2]
+    idx = random_queries(np.arange(read_rows(public_path)), queries, rng(seed, "pate-queries", scenario, queries))
+    features = public_features(public_path, idx, settings["encoder"])
+    votes = np.stack([Owner(t, weights[t], temps[t]).votes(features) for t in range(len(weights))])
+    records = int(read_json(teachers_info)["pool_records"])
     sigma = pate.gnmax_sigma(epsilon, delta, queries)
     labels = pate.gnmax(vote_counts(votes, k), sigma, release_rng(seed, randomness, rule, release_id))
     write_json(
-        {"queries": idx.tolist(), "labels": labels.tolist(), "classes": k, "sigma": sigma, "teachers": len(soft_paths)},
+        {"queries": idx.tolist(), "labels": labels.tolist(), "classes": k, "sigma": sigma, "teachers": len(weights)},
         out_labels,
     )
     write_releases(
@@ -500,6 +730,7 @@ def pate_curate(
 def pate_student(
     *,
     scenario: str,
+    design: str,
     labels_path,
     guarantee_path,
     public_path,
@@ -542,6 +773,8 @@ def pate_student(
         preset=preset,
         parties=lab["teachers"],
         owners=lab["teachers"],
+        owner_design=design,
+        epsilon_record=float(g["epsilon"]),  # every record is in one teacher's shard
         sigma=lab["sigma"],
         randomness=randomness,
     )

@@ -389,13 +389,16 @@ def paper004_page(table_csv, figures: dict, command: str) -> str:
         header = [
             "dataset",
             "method",
-            "epsilon",
+            "owners",
+            "eps per owner",
+            "eps per teacher's data",
+            "eps per record",
             "delta",
             "guarantee",
             "per-answer eps",
-            "busiest owner's answers",
+            "answers (busiest owner)",
             "label acc.",
-            "test acc.",
+            "test acc. [95 % interval]",
             "paper acc.",
             "gap (points)",
             "wall time",
@@ -404,13 +407,16 @@ def paper004_page(table_csv, figures: dict, command: str) -> str:
             [
                 r["dataset"],
                 r["method"],
-                fmt(r["epsilon"]),
+                r.get("owner_design"),
+                fmt(r.get("epsilon_owner")),
+                fmt(r.get("epsilon_teacher_data")),
+                fmt(r.get("epsilon_record")),
                 fmt(r["delta"]),
                 r["adjacency"],
                 fmt(r.get("per_answer_epsilon")),
                 fmt(r.get("max_answers")),
                 fmt(r["label_accuracy"]),
-                fmt(r["accuracy"]),
+                f"{fmt(r['accuracy'])} [{r['accuracy_low']:.3f}, {r['accuracy_high']:.3f}]",
                 r["paper_accuracy"],
                 _gap(r["accuracy"], r["paper_accuracy"]),
                 minutes(r["wall_seconds"]),
@@ -424,6 +430,13 @@ def paper004_page(table_csv, figures: dict, command: str) -> str:
             _provenance(run, command),
             "",
             markdown_table(header, rows),
+            "",
+            "Owners: `L<n>` = n owners, each its own sample of the private pool (they overlap); `T<n>` = PATE's n "
+            "disjoint teachers; `parties` = the scenario's parties. Three guarantees (docs/privacy.md): per owner, "
+            "epsilon-LDP of everything an owner releases (the paper's claim); per teacher's data, the same here, "
+            "since every owner has a teacher fitted on its own records only; per record, one record of the private "
+            "pool, composed over every owner that holds it (its worst record). PATE's is central (epsilon, delta) "
+            "per record: each record is in one teacher's shard.",
             "",
             "Wall time here is each row's last student only; the teachers' and every iteration's times are in "
             "the run's benchmarks (`results/benchmarks/ldpdl_*`).",
@@ -584,7 +597,9 @@ def compare_page(compare_csv, audit_csv, command: str, figures: dict | None = No
         "Each scenario's rows: per method and kind of guarantee (docs/compare.md), the row of best test accuracy "
         "with the guarantee it spent, and how many rows the method has there. `epsilon` is the guarantee's "
         "(for LDP-FL the composition over a client's weights and rounds, with the paper's per-weight claim in "
-        "`claim`); `delta >= 1/n` marks a vacuous delta.",
+        "`claim`); `delta >= 1/n` marks a vacuous delta; `eps per record` protects one record of the private pool "
+        "(LDP-DL with overlapping owners: the sum over the owners that hold it, at its worst record; every other "
+        "method: its guarantee, each record being one party's).",
         "",
     ]
     for scenario, rows in t.groupby("scenario", sort=True):
@@ -599,12 +614,24 @@ def compare_page(compare_csv, audit_csv, command: str, figures: dict | None = No
                 r["delta"],
                 "yes" if r["delta_vacuous"] is True or str(r["delta_vacuous"]) == "True" else "",
                 "" if r["claim_epsilon"] == r["epsilon"] or pd.isna(r["claim_epsilon"]) else r["claim_epsilon"],
+                r.get("epsilon_record", r["epsilon"]),
                 f"{r['accuracy']:.4f}",
                 int(counts[(r["method"], r["guarantee_kind"])]),
             ]
             for r in best.sort_values(["guarantee_kind", "accuracy"], ascending=[True, False]).to_dict("records")
         ]
-        header = ["method", "kind", "mechanism", "epsilon", "delta", "delta >= 1/n", "claim", "test acc.", "rows"]
+        header = [
+            "method",
+            "kind",
+            "mechanism",
+            "epsilon",
+            "delta",
+            "delta >= 1/n",
+            "claim",
+            "eps per record",
+            "test acc.",
+            "rows",
+        ]
         lines += [f"## {scenario}", "", markdown_table(header, body), ""]
         if f"compare_{scenario}" in figures:
             lines += [f"![{scenario}: accuracy against epsilon]({figures[f'compare_{scenario}']})", ""]

@@ -90,8 +90,9 @@ def guarantee_kind(method: str, adjacency: str) -> str:
 
 
 def claims(table: pd.DataFrame) -> pd.DataFrame:
-    """The kind of each row's guarantee, and the claim its paper states beside it: LDP-FL's per weight
-    per round epsilon (paper 001, not a guarantee for a client's data), else the guarantee itself."""
+    """The kind of each row's guarantee, the claim its paper states beside it (LDP-FL's per weight per
+    round epsilon, paper 001, not a guarantee for a client's data; else the guarantee itself), and the
+    epsilon of one record of the private pool."""
     from ..privacy.weights import PER_WEIGHT_UNIT
 
     kind = pd.Series([guarantee_kind(m, a) for m, a in zip(table["method"], table["adjacency"])], index=table.index)
@@ -102,6 +103,11 @@ def claims(table: pd.DataFrame) -> pd.DataFrame:
             "guarantee_kind": kind,
             "claim_kind": kind.where(~per_weight, "per-weight-per-round"),
             "claim_epsilon": table["epsilon"].where(~per_weight, table.get("paper_epsilon")),
+            # one record of the private pool: composed over the owners that hold it where owners overlap
+            # (LDP-DL's L<n> owners), else the row's guarantee (each record is one party's)
+            "epsilon_record": (
+                table["epsilon_record"].fillna(table["epsilon"]) if "epsilon_record" in table else table["epsilon"]
+            ),
         },
         index=table.index,
     )
@@ -119,6 +125,8 @@ def compare(result_paths, out_csv, delta_ref: float) -> pd.DataFrame:
         table.loc[other, "label_accuracy"] = float("nan")
     n = len([c for c in RESULT_COLUMNS if c in table])
     extra = claims(table)
+    table = table.drop(columns=[c for c in extra if c in table])
+    n = len([c for c in RESULT_COLUMNS if c in table])
     table = pd.concat([table.iloc[:, :n], extra, table.iloc[:, n:]], axis=1)
     for c in table:
         if table[c].map(lambda v: isinstance(v, (list, dict))).any():
@@ -389,15 +397,23 @@ TABLE_LDPDL_COLUMNS = [
     "delta_ref",
     "adjacency",
     "protected_unit",
+    "epsilon_owner",
+    "epsilon_teacher_data",
+    "epsilon_record",
     "accuracy",
+    "accuracy_low",
+    "accuracy_high",
+    "test_n",
     "label_accuracy",
     "paper_accuracy",
+    "owner_design",
     "owners",
     "per_query",
     "queries",
     "aqs",
     "per_answer_epsilon",
     "max_answers",
+    "answer_cap",
     "mean_answers_paper",
     "sigma",
     "n",
@@ -421,7 +437,17 @@ def table_ldpdl(entries: list[dict], out_csv, delta_ref: float) -> pd.DataFrame:
         for method in ("ldpdl", "pate"):
             r = with_reference_delta(read_json(e[method]), delta_ref)
             printed = paper.TABLE_LDPDL.get((r["method"], e["dataset"], e["epsilon"]))
-            rows.append({**r, "dataset": e["dataset"], "run": "run", "paper_accuracy": _fraction(printed)})
+            low, high = stats.accuracy_interval(r["accuracy"], int(r["test_n"]))
+            rows.append(
+                {
+                    **r,
+                    "dataset": e["dataset"],
+                    "run": "run",
+                    "paper_accuracy": _fraction(printed),
+                    "accuracy_low": round(low, 4),
+                    "accuracy_high": round(high, 4),
+                }
+            )
     for (method, dataset, eps), acc in paper.TABLE_LDPDL.items():
         if method in ("DP-SGD", "DP-FL") and (dataset, eps) in {(e["dataset"], e["epsilon"]) for e in entries}:
             rows.append(
