@@ -153,7 +153,7 @@ rule audit_ldpdl:
     benchmark:
         res("benchmarks/audit/ldpdl/{scenario}/{run}.tsv")
     wildcard_constraints:
-        run=r"pate-eps[0-9.]+|[a-z]+-eps[0-9.]+-q[0-9]+-aqs",
+        run=r"pate-eps[0-9.]+-parties|[a-z]+-eps[0-9.]+-q[0-9]+-parties-aqs",
     conda:
         "../envs/pipelib.yaml"
     threads: 1

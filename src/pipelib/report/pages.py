@@ -378,7 +378,7 @@ def paper004_page(table_csv, figures: dict, command: str) -> str:
     lines = [
         GENERATED.format(source="results/table_ldpdl.csv and figures/"),
         "",
-        "# Paper 004 (LDP-DL, and PATE on the same teachers): Table 1 and Figures 4-6",
+        "# Paper 004 (LDP-DL and PATE): Table 1 and Figures 4-6",
         "",
     ]
     if table_csv is None:
