@@ -244,6 +244,7 @@ def test_dag_keeps_the_privacy_boundary_by_content(tiny, data_root):
     assert roles == {
         "dealer",
         "party",
+        "teachers",
         "curator",
         "owners",
         "public",
