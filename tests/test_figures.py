@@ -147,14 +147,15 @@ def test_a_selection_without_rows_gives_header_only_tables_and_pages_without_tho
     from pipelib.report import pages, tables
 
     paths = {}
-    for n in (3, 4, 5):
-        paths[f"table{n}"] = tmp_path / f"table{n}.csv"
-        getattr(tables, f"table{n}")([], paths[f"table{n}"], 1e-5)
-        table = pd.read_csv(paths[f"table{n}"])
+    for name in ("table3", "table4", "table5", "fedmd_budget"):
+        paths[name] = tmp_path / f"{name}.csv"
+        getattr(tables, name)([], paths[name], 1e-5)
+        table = pd.read_csv(paths[name])
         assert table.empty and {"dataset", "accuracy", "paper_accuracy", "epsilon"} <= set(table.columns)
     figures = {"p002_privacy_vs_parties": "figures/p002_privacy_vs_parties.png"}
-    page = pages.paper002_page(paths, figures, {f"table{n}": "cmd" for n in (3, 4, 5)})
+    page = pages.paper002_page(paths, figures, {name: "cmd" for name in paths})
     assert "![Figure 2(a)-(c)" in page and page.count("No rows of this run selection.") == 3
+    assert pages.fedmd_budget_page(paths["fedmd_budget"], {}, "cmd").endswith("No rows of this run selection.\n")
 
 
 def test_compare_states_each_guarantee_kind_and_the_per_weight_claim():
@@ -181,3 +182,79 @@ def test_compare_states_each_guarantee_kind_and_the_per_weight_claim():
     assert c["guarantee_kind"].tolist() == ["party", "central", "local", "local", "none", "central"]
     assert c["claim_kind"].tolist() == ["party", "central", "local", "per-weight-per-round", "none", "central"]
     assert c["claim_epsilon"].tolist() == [0.5, 1.0, 8.0, 8.0, math.inf, 8.0]
+
+
+def _budget_run(folder, method, k, accuracies, test_n=500):
+    """A FedMD result row and its rounds table, as the fedmd rule writes them (what fedmd_budget reads)."""
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from pipelib.privacy import NO_PRIVACY
+
+    folder.mkdir(parents=True)
+    row = {**NO_PRIVACY.row(), "method": method, "k": k, "accuracy": float(sum(accuracies) / len(accuracies))}
+    row.update(accuracy_std=0.0, test_n=test_n, parties=len(accuracies), wall_seconds=60.0, preset="t", seed=0)
+    row.update(device="cpu", hardware="CPU: test", scenario="femnist_iid", run="np" if k is None else f"nfdp-k{k}")
+    (folder / "result.json").write_text(json.dumps(row))
+    final = [{"round": 2, "party": i, "accuracy": a} for i, a in enumerate(accuracies)]
+    early = [{"round": 0, "party": i, "accuracy": 0.1} for i in range(len(accuracies))]
+    pq.write_table(pa.Table.from_pylist(early + final), folder / "rounds.parquet")
+    return folder / "result.json"
+
+
+def test_fedmd_budget_table_and_its_generated_findings(tmp_path):
+    """fedmd_budget.csv: one row per point with the interval over parties and test records, the paper's
+    Table 2 value, the paper-size flag; the page's sentences say which gains are inconclusive and which
+    budget first comes within 3 points of the paper-size run."""
+    from pipelib import stats
+    from pipelib.report import pages, tables
+
+    points = {(6, 500, 3): [0.40, 0.45, 0.50], (12, 1000, 3): [0.74, 0.76, 0.78], (20, 5000, 20): [0.76, 0.78, 0.80]}
+    entries = []
+    for (rounds, queries, epochs), accs in points.items():
+        for method, k in (("FedMD-NFDP", 16), ("FedMD-NP", None)):
+            path = _budget_run(tmp_path / f"{method}-{rounds}-{queries}-{epochs}", method, k, accs)
+            entries.append(
+                {"dataset": "FEMNIST", "run": "x", "rounds": rounds, "public_per_round": queries}
+                | {"pretrain_epochs": epochs, "path": str(path)}
+            )
+    t = tables.fedmd_budget(entries, tmp_path / "fedmd_budget.csv", 1e-5)
+    assert list(t["budget"]) == [3000, 3000, 12000, 12000, 100000, 100000]
+    assert list(t["paper_size"]) == [False, False, False, False, True, True]
+    first = t.iloc[0]
+    assert (first["accuracy_low"], first["accuracy_high"]) == pytest.approx(
+        stats.mean_accuracy_interval([0.40, 0.45, 0.50], 500)
+    )
+    assert t.set_index("method")["paper_accuracy"].to_dict() == {"FedMD-NFDP": 0.8064, "FedMD-NP": 0.9615}
+    findings = "\n".join(pages.budget_findings(pd.read_csv(tmp_path / "fedmd_budget.csv")))
+    assert "FEMNIST FedMD-NFDP: 0.450 at 6 x 500 queries and 3 pre-training epochs, 0.780 at 20 x 5000" in findings
+    assert "+33.0 points" in findings  # the intervals of 0.45 and 0.78 do not overlap
+    assert "the smallest budget within 3 points of it is 12 x 1000 with 3 pre-training epochs (0.760)" in findings
+    page = pages.fedmd_budget_page(tmp_path / "fedmd_budget.csv", {"p002_budget": "figures/p002_budget.png"}, "cmd")
+    assert any("0.45 [" in line and "6 x 500" in line for line in page.splitlines())
+    assert "![Accuracy against rounds x public queries" in page
+    F.p002_budget(outputs(tmp_path, "budget"), tmp_path / "fedmd_budget.csv")
+    assert len(written(outputs(tmp_path, "budget"))) == 6
+
+
+def test_p004_findings_name_the_leading_line_and_inconclusive_differences():
+    from pipelib.report import pages
+
+    data = pd.DataFrame(
+        {
+            "dataset": "MNIST",
+            "sweep": ["epsilon"] * 4,
+            "x": [1.0, 8.0, 1.0, 8.0],
+            "mechanism": ["pm", "pm", "duchi", "duchi"],
+            "aqs": [True, True, True, True],
+            "accuracy": [0.50, 0.90, 0.30, 0.895],
+            "accuracy_low": [0.49, 0.89, 0.29, 0.885],
+            "accuracy_high": [0.51, 0.91, 0.31, 0.905],
+        }
+    )
+    text = "\n".join(pages.ldpdl_sweep_findings(data))
+    assert "- epsilon from 1 to 8: PM + AQS 0.500 -> 0.900; Duchi + AQS 0.300 -> 0.895." in text
+    assert "epsilon = 1: PM + AQS 0.500, ahead of Duchi + AQS" in text
+    assert "epsilon = 8: PM + AQS 0.900, inconclusive against Duchi + AQS" in text

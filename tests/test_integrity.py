@@ -165,3 +165,25 @@ def test_size_problems_name_k_above_a_partys_records(tmp_path):
         summary.write_text(damaged)
         assert plan.size_problems(runs, tmp_path) == []
     assert ("scenarios.femnist_iid.nfdp", "femnist_iid", "without_replacement", 500) in nfdp_requests(config)
+
+
+def test_the_plan_counts_the_budget_ablations_rounds_queries_and_epochs(tmp_path):
+    """plan.job_work for the ablation's jobs takes R, |X_p| and the pre-training epochs from the path."""
+    config = validate(load(REPO / "config.yaml", REPO / "presets/tiny.yaml"))
+    runs = {**config, "scenarios": scenarios(config)}
+    wc = {"scenario": "femnist_iid", "answer": "softmax", "run": "np"}
+    base = plan.job_work("fedmd", wc, runs, tmp_path)
+    f = config["fedmd"]
+    same = plan.job_work("fedmd_budget", {**wc, "rounds": f["rounds"], "q": f["public_per_round"]}, runs, tmp_path)
+    assert same.passes == base.passes
+    more = plan.job_work(
+        "fedmd_budget", {**wc, "rounds": 2 * f["rounds"], "q": 3 * f["public_per_round"]}, runs, tmp_path
+    )
+    digest = next(key for key in base.passes if key[2] == f["digest_batch"])
+    assert more.passes[digest] == pytest.approx(6 * base.passes[digest])
+    pre = {"public": "mnist", "arch": f["architectures"][0], "n_classes": 16}
+    one = plan.job_work("pretrain", pre, runs, tmp_path).total
+    assert plan.job_work("pretrain_epochs", {**pre, "epochs": 3 * f["pretrain"]["epochs"]}, runs, tmp_path).total == (
+        pytest.approx(3 * one)
+    )
+    assert ("paper002.budget.k", "femnist_iid", "with_replacement", 16) in nfdp_requests(config)

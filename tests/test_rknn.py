@@ -154,6 +154,29 @@ def test_kmeans_recovers_separated_blobs_and_is_deterministic():
     assert (a2 == assign).all() and np.allclose(c2, centers)
 
 
+def test_kmeans_inertia_is_the_sum_of_squared_distances_to_the_assigned_centers():
+    x = np.array([[0, 0], [2, 0], [10, 10], [10, 12]], dtype=np.float32)
+    centers = np.array([[1, 0], [10, 11]], dtype=np.float32)
+    assert rknn.inertia(x, centers, np.array([0, 0, 1, 1])) == pytest.approx(4.0)
+    assert rknn.inertia(x, centers, np.array([1, 0, 1, 0])) == pytest.approx(221 + 1 + 1 + 225)
+
+
+def test_kmeans_starts_keep_the_lowest_inertia_and_one_start_is_the_single_start_run():
+    g = np.random.default_rng(0)  # a 5 x 5 grid of overlapping blobs: k-means has many local optima
+    x = np.concatenate([g.normal((4 * i, 4 * j), 1.0, (30, 2)) for i in range(5) for j in range(5)])
+    x = x.astype(np.float32)
+    single = [rknn.kmeans(x, 25, seed) for seed in range(12)]
+    multi = [rknn.kmeans(x, 25, seed, starts=8) for seed in range(12)]
+    c1, a1 = rknn.kmeans(x, 25, 3, starts=1)
+    assert (a1 == single[3][1]).all() and np.allclose(c1, single[3][0])
+    i1 = np.array([rknn.inertia(x, c, a) for c, a in single])
+    i8 = np.array([rknn.inertia(x, c, a) for c, a in multi])
+    assert (i8 <= i1 * (1 + 1e-6)).all()  # start 0 is the single-start run, so the best is never worse
+    assert (i8 < i1 * 0.95).sum() >= 6  # and single starts often land in a worse local optimum
+    with pytest.raises(ValueError, match="starts"):
+        rknn.kmeans(x, 5, 0, starts=0)
+
+
 def test_kmeanspp_spreads_its_seeds():
     x, y = blobs()
     init = rknn.kmeans_pp_init(x, 4, np.random.default_rng(0))

@@ -31,3 +31,28 @@ def test_accuracy_interval_and_overlap():
     with pytest.raises(ValueError, match="at least one trial"):
         stats.wilson(0, 0)
     assert all(math.isnan(x) for x in stats.accuracy_interval(float("nan"), 100))  # missing, not a crash
+
+
+def test_mean_accuracy_interval_combines_the_parties_and_the_test_set():
+    accs, n = [0.6, 0.7, 0.8], 1000
+    low, high = stats.mean_accuracy_interval(accs, n)
+    t = 4.302653  # Student's t, 2 degrees of freedom, 97.5 %
+    half = math.hypot(t * 0.1 / math.sqrt(3), 1.959964 * math.sqrt(0.7 * 0.3 / n))
+    assert (low, high) == pytest.approx((0.7 - half, 0.7 + half), abs=1e-5)
+    assert stats.mean_accuracy_interval([0.9], 200) == stats.accuracy_interval(0.9, 200)  # one party: Wilson
+    assert stats.mean_accuracy_interval([0.5] * 10, 10**9) == pytest.approx((0.5, 0.5), abs=1e-4)
+    with pytest.raises(ValueError, match="at least one party"):
+        stats.mean_accuracy_interval([], 100)
+
+
+def test_mean_accuracy_interval_covers_the_parties_mean_by_simulation():
+    """Ten parties whose true accuracies spread around mu, each scored on 600 test records: the interval
+    covers mu in at least 95 % of the draws (it is conservative: the parties' spread already holds part
+    of the test-set noise)."""
+    rng = np.random.default_rng(1)
+    mu, n, covered = 0.7, 600, []
+    for _ in range(3000):
+        p = np.clip(rng.normal(mu, 0.05, 10), 0, 1)
+        low, high = stats.mean_accuracy_interval(rng.binomial(n, p) / n, n)
+        covered.append(low <= mu <= high)
+    assert 0.95 <= np.mean(covered) < 0.999, np.mean(covered)

@@ -3,6 +3,8 @@
 import os
 import re
 import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -797,3 +799,54 @@ def test_only_the_auditor_reads_the_canaries(tiny, data_root):
     jobs = dry_run_jobs(tiny, data_root, TINY)
     readers = {j.rule for j in jobs for i in j.inputs if i.endswith("/canaries.parquet")}
     assert readers and {boundary.ROLES[r] for r in readers} == {"audit"}
+
+
+def test_the_budget_ablation_reuses_the_table2_runs_and_pretrains_once_per_epoch_count(data_root, tmp_path):
+    """paper002.budget: a point at the preset's own rounds, queries and pre-training epochs is the Table 2
+    run itself; another number of rounds at the preset's epochs starts from the preset's pre-training;
+    each other epoch count pre-trains every (public dataset, architecture) once."""
+    points = tmp_path / "points.yaml"
+    points.write_text("paper002:\n  budget: {k: 16, points: [[2, 200, 1], [3, 200, 1], [2, 200, 2]]}\n")
+    target = "results/tiny/fedmd_budget.csv"
+    out = snakemake(tmp_path, "-n", "--configfile", str(TINY), str(points), data_root=data_root, targets=[target])
+    counts = job_counts(out.stdout)
+    assert counts["pretrain_epochs"] == 4 and counts["pretrain"] == 4  # 2 public datasets x 2 architectures
+    assert counts["fedmd_budget"] == 8 and counts["fedmd"] == 4  # 2 datasets x (NP, NFDP k = 16)
+    made = set(re.findall(r"output: results/tiny/(pretrain/[^,\s]+\.pt)", out.stdout))
+    assert {p for p in made if "/e" in p} == {p for p in made if "/e2/" in p} and len(made) == 8
+    runs = set(re.findall(r"output: results/tiny/(fedmd(?:_budget)?/[^,\s]+)/result\.json", out.stdout))
+    assert "fedmd/femnist_iid/softmax/np" in runs
+    assert "fedmd_budget/femnist_iid/softmax/R3-q200-pe1/np" in runs
+    assert "fedmd_budget/cifar_iid/softmax/R2-q200-pe2/nfdp-with_replacement-k16" in runs
+
+
+def test_the_budget_ablation_runs_as_its_own_command_and_generates_its_page(tiny, data_root):
+    """One command makes the ablation's table, figure and page (not part of `rule all`): here the tiny
+    preset's point of its own (3 x 200 queries, 2 pre-training epochs) beside its Table 2 point; verify
+    keeps the re-runs out of table2.csv's and compare.csv's checks.  Last in this file: it adds outputs."""
+    page = "docs/reproduction/tiny/fedmd_budget.md"
+    out = snakemake(tiny, "-n", data_root=data_root, targets=[page])
+    assert job_counts(out.stdout) == {
+        "pretrain_epochs": 4,
+        "fedmd_budget": 4,
+        "table_fedmd_budget": 1,
+        "figure_p002_budget": 1,
+        "reproduction_figure": 1,
+        "reproduction_page": 1,
+    }
+    snakemake(tiny, data_root=data_root, targets=[page])
+    t = pd.read_csv(tiny / "results/tiny/fedmd_budget.csv")
+    assert len(t) == 8 and set(t["budget"]) == {400, 600} and (t["accuracy_low"] <= t["accuracy"]).all()
+    table2 = pd.read_csv(tiny / "results/tiny/table2.csv")
+    table2 = table2[table2["method"].isin(["FedMD-NP", "FedMD-NFDP"]) & table2["k"].isin([16, 364, 2880])]
+    own = t[t["budget"] == 400]  # the preset's own point is the Table 2 row (NP, and NFDP at k = 16)
+    for r in own.itertuples():
+        row = table2[(table2["dataset"] == r.dataset) & (table2["method"] == r.method)]
+        row = row[row["k"] == 16] if r.method == "FedMD-NFDP" else row
+        assert len(row) == 1 and row["accuracy"].iloc[0] == pytest.approx(r.accuracy)
+    text = (tiny / page).read_text()
+    assert text.startswith("<!-- generated") and "![Accuracy against rounds x public queries" in text
+    assert (tiny / "docs/reproduction/tiny/figures/p002_budget.png").is_file()
+    pipelib = Path(sys.executable).parent / "pipelib"
+    proc = subprocess.run([pipelib, "verify", "results/tiny"], cwd=tiny, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-2000:]

@@ -58,6 +58,7 @@ ROLES = {
     "figure_p004": "report",
     "pretrain": "public",
     "pretrain_pool": "public",
+    "pretrain_epochs": "public",
     "train_encoder": "public",
     "embed_public": "public",
     "cluster": "public",
@@ -65,6 +66,7 @@ ROLES = {
     "distill_label": "server",
     "distill_student": "server",
     "fedmd": "federation",
+    "fedmd_budget": "federation",
     "ldpfl": "federation",
     "table_ldpfl": "report",
     "figure_p001": "report",
@@ -79,6 +81,8 @@ ROLES = {
     "reproduction_page": "report",
     "reproduction_figure": "report",
     "table3": "report",
+    "table_fedmd_budget": "report",
+    "figure_p002_budget": "report",
     "table4": "report",
     "table5": "report",
     "figure_p002_privacy_vs_parties": "report",
@@ -102,7 +106,11 @@ ROLES = {
 # Outputs of party jobs that may leave the party: privatized releases and the guarantees they publish.
 RELEASES = {"nfdp_sample": re.compile(r"\.ledger\.json$"), "distill_release": re.compile(r".")}
 # Outputs of the federation and the baseline that hold parties' private state (their final models).
-PRIVATE_OUTPUTS = {"fedmd": re.compile(r"/models\.pt$"), "centralized": re.compile(r"/model\.pt$")}
+PRIVATE_OUTPUTS = {
+    "fedmd": re.compile(r"/models\.pt$"),
+    "fedmd_budget": re.compile(r"/models\.pt$"),
+    "centralized": re.compile(r"/model\.pt$"),
+}
 # The kinds of file each role may read (``data``: a dealer's table, checked by content as well).
 MAY_READ = {
     "dealer": {"source", "data", "summary"},

@@ -408,6 +408,7 @@ def nfdp_requests(config: dict) -> list[tuple[str, str, str, int]]:
             out.append(("paper002.k", p["table4"]["noniid"][label], sampling, p["k"]))
         if label in p["table5"]["k"]:
             out += [(f"paper002.table5.k.{label}", sc, s, p["table5"]["k"][label]) for s in vocab.SAMPLINGS]
+        out.append(("paper002.budget.k", sc, sampling, p["budget"]["k"]))
     for i, c in enumerate(config["fedmd"]["compare"]):
         out += [(f"fedmd.compare.{i}.k", c["scenario"], c["sampling"], k) for k in c["k"] + c.get("ldp_k", [])]
     return out

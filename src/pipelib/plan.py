@@ -143,8 +143,9 @@ def _test_n(config: dict, results_dir: str, scenario: str) -> int:
 def job_work(rule: str, wc: dict, config: dict, results_dir: str) -> Work | None:
     """The image-passes of one job of a training rule (None for rules that train nothing)."""
     w = Work(rule)
-    if rule == "pretrain":
+    if rule in ("pretrain", "pretrain_epochs"):
         s = config["fedmd"]["pretrain"]
+        s = {**s, "epochs": int(wc["epochs"])} if rule == "pretrain_epochs" else s
         train, test = _split_sizes(results_dir, wc["public"])
         n = min(s["max_images"] or train, train)
         shape = SHAPES[wc["public"]]
@@ -156,8 +157,10 @@ def job_work(rule: str, wc: dict, config: dict, results_dir: str) -> Work | None
         n, shape = min(s["max_images"] or pool, pool), SHAPES[sc["public"]]
         w.add(wc["arch"], shape, s["batch"], s["epochs"] * n)
         w.add(wc["arch"], shape, 1024, FORWARD * s["epochs"] * _test_n(config, results_dir, wc["scenario"]))
-    elif rule == "fedmd":
+    elif rule in ("fedmd", "fedmd_budget"):
         f, sc = config["fedmd"], config["scenarios"][wc["scenario"]]
+        if rule == "fedmd_budget":  # the budget ablation's rounds and public queries per round
+            f = {**f, "rounds": int(wc["rounds"]), "public_per_round": int(wc["q"])}
         shape = SHAPES[sc["public"]]
         ns, w.estimated = _party_n(config, results_dir, wc["scenario"])
         kind, *rest = wc["run"].split("-")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from scipy import stats as _stats
 
 
@@ -35,3 +36,19 @@ def accuracy_interval(accuracy: float, n: int, confidence: float = 0.95) -> tupl
 def overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
     """Whether two intervals overlap: a difference between them is then inconclusive."""
     return a[0] <= b[1] and b[0] <= a[1]
+
+
+def mean_accuracy_interval(accuracies, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """The interval of a mean over parties of accuracies measured on the same ``n`` test records: the
+    parties' spread (Student's t over the parties) and the test set's binomial sampling at the mean,
+    combined in quadrature.  One party: the binomial interval alone."""
+    a = np.asarray(accuracies, dtype=np.float64)
+    if a.size == 0 or n <= 0:
+        raise ValueError(f"an interval needs at least one party and one test record, got {a.size} and {n}")
+    mean = float(a.mean())
+    if a.size == 1:
+        return accuracy_interval(mean, n, confidence)
+    t = float(_stats.t.ppf(0.5 + confidence / 2, a.size - 1))
+    z = float(_stats.norm.ppf(0.5 + confidence / 2))
+    half = math.hypot(t * a.std(ddof=1) / math.sqrt(a.size), z * math.sqrt(mean * (1 - mean) / n))
+    return max(0.0, mean - half), min(1.0, mean + half)

@@ -11,7 +11,8 @@ columns it was written with (recorded in its footer by :func:`pipelib.io.write_t
 agree with the files they were made from (``table2.csv`` and ``table_rknn.csv`` with the result rows,
 ``compare.csv`` with every result row, ``privacy_ledger.csv`` with every release record). Runs on an
 audited scenario variant (``<scenario>-canaries-<adjacency>``, docs/audit.md) belong to the audit, not to
-those two tables: they are read, never counted.
+those two tables: they are read, never counted; so are the re-runs of FedMD's budget ablation
+(``fedmd_budget/``), whose rows are ``fedmd_budget.csv``'s.
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ from .integrity import read_run_record, rebuild_command, workdir_of
 from .io import WRITTEN_KEY, load_torch, read_csv, read_json, read_table
 
 SKIP = ("logs", "benchmarks")
+# re-runs of table rows at other settings (FedMD's budget ablation): rows of their own table, not of
+# table2.csv or compare.csv
+ABLATIONS = ("fedmd_budget",)
 AUDITED_VARIANT = re.compile(r".+-canaries-[a-z]+$")
 
 
@@ -99,7 +103,10 @@ def _consistency(root: Path) -> list[tuple[Path, str]]:
     results = {
         p: read_json(p)
         for p in root.glob("**/result.json")
-        if not set(p.parts) & set(SKIP) and not _intermediate(p) and not _audited(p) and _check_file(p) is None
+        if not set(p.parts) & set(SKIP + ABLATIONS)
+        and not _intermediate(p)
+        and not _audited(p)
+        and _check_file(p) is None
     }  # an unreadable result.json is reported by the file checks; the tables are checked against the rest
     table2 = root / "table2.csv"
     if table2.is_file():

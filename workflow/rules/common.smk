@@ -71,6 +71,9 @@ wildcard_constraints:
     party="0|[1-9][0-9]*",
     arch=ARCH_PATTERN,
     n_classes="[1-9][0-9]*",
+    q="[1-9][0-9]*",
+    pe="[1-9][0-9]*",
+    epochs="[1-9][0-9]*",
     answer=alternatives(vocab.ANSWERS),
     run="np|(nfdp|ldp)-(" + alternatives(vocab.SAMPLINGS) + ")-k[1-9][0-9]*",
     encoder=alternatives(RKNN["encoders"]) or "NO_ENCODER",
@@ -344,6 +347,8 @@ PAGES = (
     "paper001",
     "compare",
 )
+# Pages of their own command, not made by the default target (FedMD's budget ablation: hours of CPU at the paper's size)
+EXTRA_PAGES = ("fedmd_budget",)
 
 
 def all_targets():
@@ -385,17 +390,24 @@ def party_archs(scenario):
     return [archs[i % len(archs)] for i in party_ids(scenario)]
 
 
-def pretrained(scenario, arch):
+def pretrained(scenario, arch, epochs=None):
     """The shared initialization of ``arch`` for ``scenario``: trained on the public dataset's train
     split, or, where the public and private data are one dataset (papers 003 and 004's splits: the
     other rows of the public pool are private), on the scenario's public pool alone (pretrain_pool).
+    ``epochs`` other than the preset's (FedMD's budget ablation): pretrain/<public>/e<epochs>/.
     """
     sc = SCENARIOS[scenario]
+    epochs = None if epochs is None else int(epochs)  # a path's wildcard is text
     if sc["public"] == sc["private"]:
+        if epochs not in (None, FEDMD["pretrain"]["epochs"]):
+            raise WorkflowError(
+                f"paper002.budget: pre-training epochs {epochs} on scenario {scenario!r}, whose public "
+                "pool is a slice of its private dataset, is not supported (only the preset's "
+                f"fedmd.pretrain.epochs = {FEDMD['pretrain']['epochs']})"
+            )
         return res(f"pretrain_pool/{scenario}/{arch}-c{n_outputs(scenario)}.pt")
-    return res(
-        f"pretrain/{SCENARIOS[scenario]['public']}/{arch}-c{n_outputs(scenario)}.pt"
-    )
+    variant = "" if epochs in (None, FEDMD["pretrain"]["epochs"]) else f"e{epochs}/"
+    return res(f"pretrain/{sc['public']}/{variant}{arch}-c{n_outputs(scenario)}.pt")
 
 
 def fedmd_inputs(wildcards):
@@ -414,7 +426,8 @@ def fedmd_inputs(wildcards):
     inputs = {
         "parties": parties,
         "models": [
-            pretrained(scenario, arch) for arch in sorted(set(party_archs(scenario)))
+            pretrained(scenario, arch, dict(wildcards.items()).get("pe"))
+            for arch in sorted(set(party_archs(scenario)))
         ],
         **public_inputs(wildcards),
         "test": f"{partition_dir(scenario)}/test.parquet",
@@ -757,6 +770,36 @@ def figure2d_entries():
         }
         for label, spec in TABLE2.items()
         for n in P002["figure2d"]["parties"]
+    ]
+
+
+def budget_result(scenario, run, rounds, queries, epochs):
+    """A FedMD row at a distillation budget and pre-training: the Table 2 run where they are the preset's."""
+    if (rounds, queries, epochs) == (
+        FEDMD["rounds"],
+        FEDMD["public_per_round"],
+        FEDMD["pretrain"]["epochs"],
+    ):
+        return fedmd_result(scenario, FEDMD["answer"], run)
+    point = f"R{rounds}-q{queries}-pe{epochs}"
+    return res(f"fedmd_budget/{scenario}/{FEDMD['answer']}/{point}/{run}/result.json")
+
+
+def budget_entries():
+    """FedMD-NP and FedMD-NFDP at paper002.budget.k on every table2 dataset, at every budget point."""
+    k = P002["budget"]["k"]
+    return [
+        {
+            "dataset": label,
+            "run": run,
+            "rounds": rounds,
+            "public_per_round": queries,
+            "pretrain_epochs": epochs,
+            "path": budget_result(spec["scenario"], run, rounds, queries, epochs),
+        }
+        for label, spec in TABLE2.items()
+        for rounds, queries, epochs in P002["budget"]["points"]
+        for run in ("np", nfdp_run(spec["sampling"], k))
     ]
 
 
@@ -1143,6 +1186,7 @@ def page_inputs(wildcards):
         "table_rknn": ["table_rknn"],
         "headline": ["table2", "table_rknn"],
         "paper002": ["table3", "table4", "table5"],
+        "fedmd_budget": ["fedmd_budget"],
         "paper003": [],
         "paper004": ["table_ldpdl"] if ldpdl_table_entries() else [],
         "paper001": ["table_ldpfl"] if ldpfl_paths("table") else [],
@@ -1157,6 +1201,8 @@ def page_inputs(wildcards):
     }
     if page == "compare":
         names = [f"compare_{sc}" for sc in compare_scenarios()] + ["audit"]
+    elif page == "fedmd_budget":
+        names = ["p002_budget"] if budget_entries() else []
     else:
         names = [
             n for n in page_figures() if page in prefix and n.startswith(prefix[page])
@@ -1164,7 +1210,13 @@ def page_inputs(wildcards):
     figures = [
         f"docs/reproduction/{config['preset']}/figures/{name}.png" for name in names
     ]
-    return {**{t: res(f"{t}.csv") for t in tables}, "figures": figures}
+    # paper 004's page also states what its figures show, generated from their data
+    data = [res(f"figures/{n}.csv") for n in names] if page == "paper004" else []
+    return {
+        **{t: res(f"{t}.csv") for t in tables},
+        "figures": figures,
+        "figure_data": data,
+    }
 
 
 # ------------------------------------------------------------------------------------------ the audit

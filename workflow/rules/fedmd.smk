@@ -1,5 +1,7 @@
 # FedMD-NFDP (paper 002): shared pre-training, one job per Table 2 row (all parties and the server of
-# a row run in that one job, the boundary kept in code), and the centralized baseline.
+# a row run in that one job, the boundary kept in code), and the centralized baseline.  The budget
+# ablation (paper002.budget) re-runs rows at other rounds x public queries and pre-training epochs:
+# pretrain_epochs and fedmd_budget, the same jobs with those settings from the path.
 
 
 rule pretrain:
@@ -93,6 +95,69 @@ rule fedmd:
         checkpoint=lambda wc: res(f"fedmd/{wc.scenario}/{wc.answer}/{wc.run}/resume.pt"),
     script:
         "../scripts/fedmd.py"
+
+
+# The shared initialization at another number of epochs (FedMD's budget ablation).
+use rule pretrain as pretrain_epochs with:
+    output:
+        model=res("pretrain/{public}/e{epochs}/{arch}-c{n_classes}.pt"),
+        summary=res("pretrain/{public}/e{epochs}/{arch}-c{n_classes}.json"),
+    log:
+        res("logs/pretrain/{public}/e{epochs}/{arch}-c{n_classes}.log"),
+    benchmark:
+        res("benchmarks/pretrain/{public}/e{epochs}/{arch}-c{n_classes}.tsv")
+    params:
+        code=code("pretrain.py"),
+        settings=lambda wc: {**FEDMD["pretrain"], "epochs": int(wc.epochs)},
+        lr=FEDMD["lr"],
+        device=FEDMD["device"],
+        seed=config["seed"],
+        checkpoint=lambda wc: res(
+            f"pretrain/{wc.public}/e{wc.epochs}/{wc.arch}-c{wc.n_classes}.resume.pt"
+        ),
+
+
+# A FedMD row at R rounds of q public queries, from models pre-trained pe epochs (the budget ablation).
+use rule fedmd as fedmd_budget with:
+    output:
+        result=res(
+            "fedmd_budget/{scenario}/{answer}/R{rounds}-q{q}-pe{pe}/{run}/result.json"
+        ),
+        rounds=res(
+            "fedmd_budget/{scenario}/{answer}/R{rounds}-q{q}-pe{pe}/{run}/rounds.parquet"
+        ),
+        models=res(
+            "fedmd_budget/{scenario}/{answer}/R{rounds}-q{q}-pe{pe}/{run}/models.pt"
+        ),
+        releases=res(
+            "fedmd_budget/{scenario}/{answer}/R{rounds}-q{q}-pe{pe}/{run}/releases.json"
+        ),
+    log:
+        res("logs/fedmd_budget/{scenario}/{answer}/R{rounds}-q{q}-pe{pe}/{run}.log"),
+    benchmark:
+        res(
+            "benchmarks/fedmd_budget/{scenario}/{answer}/R{rounds}-q{q}-pe{pe}/{run}.tsv"
+        )
+    params:
+        code=code("fedmd.py"),
+        fedmd=lambda wc: {
+            **fedmd_params(),
+            "answer": wc.answer,
+            "rounds": int(wc.rounds),
+            "public_per_round": int(wc.q),
+        },
+        archs=lambda wc: sorted(set(party_archs(wc.scenario))),
+        n_public_classes=lambda wc: raw.dataset(
+            SCENARIOS[wc.scenario]["public"]
+        ).classes,
+        seed=lambda wc: seed_of(wc.scenario),
+        randomness=lambda wc: (
+            config["privacy"]["randomness"] if wc.run.startswith("ldp") else "none"
+        ),
+        preset=config["preset"],
+        checkpoint=lambda wc: res(
+            f"fedmd_budget/{wc.scenario}/{wc.answer}/R{wc.rounds}-q{wc.q}-pe{wc.pe}/{wc.run}/resume.pt"
+        ),
 
 
 rule centralized:

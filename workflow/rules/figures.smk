@@ -156,6 +156,62 @@ rule figure_p002_accuracy_vs_parties:
         "../scripts/figure_p002_accuracy_vs_parties.py"
 
 
+rule table_fedmd_budget:
+    input:
+        [e["path"] for e in budget_entries()],
+        [e["path"].replace("result.json", "rounds.parquet") for e in budget_entries()],
+    output:
+        report(
+            res("fedmd_budget.csv"),
+            caption="../report/fedmd_budget.rst",
+            category="Paper 002",
+        ),
+    log:
+        res("logs/table_fedmd_budget.log"),
+    benchmark:
+        res("benchmarks/table_fedmd_budget.tsv")
+    conda:
+        "../envs/pipelib.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        code=code("table_fedmd_budget.py"),
+        entries=budget_entries(),
+        delta_ref=config["privacy"]["delta_ref"],
+    script:
+        "../scripts/table_fedmd_budget.py"
+
+
+rule figure_p002_budget:
+    input:
+        res("fedmd_budget.csv"),
+    output:
+        png=report(
+            res("figures/p002_budget.png"),
+            caption="../report/p002_budget.rst",
+            category="Paper 002",
+            subcategory="Figures",
+        ),
+        svg=res("figures/p002_budget.svg"),
+        data=res("figures/p002_budget.csv"),
+    log:
+        res("logs/figures/p002_budget.log"),
+    benchmark:
+        res("benchmarks/figures/p002_budget.tsv")
+    conda:
+        "../envs/pipelib.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        code=code("figure_p002_budget.py"),
+    script:
+        "../scripts/figure_p002_budget.py"
+
+
 rule figure_p002_rounds:
     input:
         rounds=res("table2_rounds.parquet"),

@@ -164,7 +164,7 @@ rule reproduction_page:
     benchmark:
         res("benchmarks/reproduction_page/{page}.tsv")
     wildcard_constraints:
-        page="|".join(PAGES),
+        page="|".join(PAGES + EXTRA_PAGES),
     conda:
         "../envs/pipelib.yaml"
     threads: 1
@@ -185,6 +185,11 @@ rule reproduction_page:
                 "table_ldpdl",
                 "table_ldpfl",
                 "compare",
+            )
+        }
+        | {
+            "fedmd_budget": preset_command(
+                f"docs/reproduction/{config['preset']}/fedmd_budget.md"
             )
         },
     script:

@@ -99,5 +99,6 @@ rule cluster:
         code=code("cluster.py"),
         seed=lambda wc: seed_of(wc.scenario),
         iterations=RKNN["kmeans_iterations"],
+        starts=RKNN["kmeans_starts"],
     script:
         "../scripts/cluster.py"

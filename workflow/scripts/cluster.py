@@ -13,4 +13,5 @@ cluster(
     snakemake.params.iterations,
     o.centers,
     o.assign,
+    snakemake.params.starts,
 )

@@ -463,6 +463,7 @@ def run_row(
         **summarize(history, len(parties)),
         **extra,
         parties=len(parties),
+        test_n=len(x_test),
         answer=answer,
         archs=archs,
         releases_per_party=releases(schedule),

@@ -38,26 +38,41 @@ def kmeans_pp_init(x: np.ndarray, s: int, generator: np.random.Generator) -> np.
     return np.stack(centers).astype(np.float32)
 
 
-def kmeans(x: np.ndarray, s: int, seed: int, niter: int = 25) -> tuple[np.ndarray, np.ndarray]:
-    """Cluster ``x`` into s groups: k-means++ seeding, then faiss k-means (Lloyd) from those seeds.
+def kmeans(x: np.ndarray, s: int, seed: int, niter: int = 25, starts: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """Cluster ``x`` into s groups: ``starts`` k-means++ seedings, each refined by faiss k-means (Lloyd);
+    keeps the run with the lowest within-cluster sum of squares (a function of ``x`` alone).
 
     Returns (centers, cluster id of every row)."""
     x = np.ascontiguousarray(x, dtype=np.float32)
     if s > len(x):
         raise ValueError(f"cannot make s={s} clusters of {len(x)} public samples")
-    init = kmeans_pp_init(x, s, rng(seed, "kmeans++"))
-    km = faiss.Kmeans(
-        x.shape[1],
-        s,
-        niter=niter,
-        seed=seed,
-        verbose=False,
-        min_points_per_centroid=1,
-        max_points_per_centroid=max(256, len(x)),
-    )
-    km.train(x, init_centroids=init)
-    _, assign = km.index.search(x, 1)
-    return km.centroids.copy(), assign[:, 0].astype(np.int32)
+    if starts < 1:
+        raise ValueError(f"k-means needs at least one start, got starts={starts}")
+    best = None
+    for start in range(starts):
+        # start 0 keeps the key of the single-start runs, so starts = 1 reproduces them exactly
+        keys = ("kmeans++",) if start == 0 else ("kmeans++", start)
+        km = faiss.Kmeans(
+            x.shape[1],
+            s,
+            niter=niter,
+            seed=seed,
+            verbose=False,
+            min_points_per_centroid=1,
+            max_points_per_centroid=max(256, len(x)),
+        )
+        km.train(x, init_centroids=kmeans_pp_init(x, s, rng(seed, *keys)))
+        _, assign = km.index.search(x, 1)
+        run = (inertia(x, km.centroids, assign[:, 0]), km.centroids.copy(), assign[:, 0].astype(np.int32))
+        if best is None or run[0] < best[0]:
+            best = run
+    return best[1], best[2]
+
+
+def inertia(x: np.ndarray, centers: np.ndarray, assign: np.ndarray) -> float:
+    """Within-cluster sum of squared distances of ``x`` to its assigned centers (k-means' objective)."""
+    x = np.asarray(x, dtype=np.float64)
+    return float(((x - np.asarray(centers, dtype=np.float64)[assign]) ** 2).sum())
 
 
 def nearest_queries(embeddings: np.ndarray, centers: np.ndarray, k: int) -> np.ndarray:
@@ -91,17 +106,19 @@ def cluster_purity(clusters: np.ndarray, labels: np.ndarray) -> float:
     return float(counts.max(1).sum() / len(labels))
 
 
-def cluster(public_npy, s: int, seed: int, niter: int, out_centers, out_assign) -> None:
+def cluster(public_npy, s: int, seed: int, niter: int, out_centers, out_assign, starts: int = 1) -> None:
     """Stage entry: queries = k-means centers of the public embeddings; every public row keeps its cluster id."""
     x = load_npy(public_npy)
     t0 = time.perf_counter()
-    centers, assign = kmeans(x, s, seed, niter)
+    centers, assign = kmeans(x, s, seed, niter, starts)
     sizes = np.bincount(assign, minlength=s)
     log.info(
-        "k-means: %d x %d -> %d clusters in %.1f s; cluster sizes %d..%d",
+        "k-means: %d x %d -> %d clusters (best of %d starts, inertia %.4g) in %.1f s; cluster sizes %d..%d",
         len(x),
         x.shape[1],
         s,
+        starts,
+        inertia(x, centers, assign),
         time.perf_counter() - t0,
         sizes.min(),
         sizes.max(),

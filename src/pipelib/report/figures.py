@@ -12,7 +12,7 @@ import math
 
 import pandas as pd
 
-from ..io import atomic_path, read_json, read_table, write_csv
+from ..io import atomic_path, read_csv, read_json, read_table, write_csv
 from . import paper
 
 STYLE = {
@@ -185,6 +185,44 @@ def plot_accuracy_vs_parties(data: pd.DataFrame, out: dict) -> None:
     save(fig, data, out)
 
 
+def plot_budget(data: pd.DataFrame, out: dict) -> None:
+    """FedMD's budget ablation: accuracy (95 % interval) against rounds x public queries, one panel per
+    dataset, one line per method and pre-training epochs; paper 002's Table 2 value (printed at its
+    own budget, 20 x 5,000) as a hollow marker there."""
+    plt = _plt()
+    datasets = list(dict.fromkeys(data["dataset"]))
+    fig, axes = plt.subplots(1, len(datasets), figsize=(4.4 * len(datasets), 3.3), squeeze=False)
+    for ax, label in zip(axes[0], datasets):
+        d = data[data["dataset"] == label]
+        for (method, epochs), g in d.groupby(["method", "pretrain_epochs"], sort=False):
+            g = g.sort_values("budget")
+            err = [g["accuracy"] - g["accuracy_low"], g["accuracy_high"] - g["accuracy"]]
+            ax.errorbar(
+                g["budget"],
+                g["accuracy"],
+                yerr=err,
+                marker="o",
+                capsize=2,
+                label=f"{method}, {epochs} pre-training epochs",
+            )
+        printed = d.dropna(subset=["paper_accuracy"]).drop_duplicates("method")
+        ax.plot([20 * 5000] * len(printed), printed["paper_accuracy"], **PAPER)
+        log_x(ax, list(d["budget"]) + [20 * 5000])
+        ax.set_xlabel("distillation budget: rounds x public queries per round")
+        ax.set_ylabel("test accuracy (mean over parties)")
+        ax.set_title(label)
+    axes[0][0].plot([], [], **PAPER, label="paper (Table 2)")
+    axes[0][0].legend()
+    save(fig, data, out)
+
+
+def p002_budget(out: dict, table_csv) -> pd.DataFrame:
+    """Figure of results/fedmd_budget.csv (the table is the data)."""
+    data = read_csv(table_csv)
+    plot_budget(data, out)
+    return data
+
+
 def rounds_data(rounds: pd.DataFrame, method: str, k: int) -> pd.DataFrame:
     """Figure 3: every party's accuracy after every round, for one Table 2 row per dataset."""
     keep = (rounds["method"] == method) & (rounds["k"] == k)
@@ -334,7 +372,13 @@ P004_PANELS = (
 
 
 def ldpdl_sweeps_data(rows: pd.DataFrame) -> pd.DataFrame:
-    """Figures 4-6: student test accuracy per sweep (epsilon, N_Q, L), mechanism and query sampling."""
+    """Figures 4-6: student test accuracy (with its 95 % interval over the test records) per sweep
+    (epsilon, N_Q, L), mechanism and query sampling."""
+    from .. import stats
+
+    rows = rows.copy()
+    bounds = [stats.accuracy_interval(a, int(n)) for a, n in zip(rows["accuracy"], rows["test_n"])]
+    rows["accuracy_low"], rows["accuracy_high"] = [b[0] for b in bounds], [b[1] for b in bounds]
     cols = [
         "dataset",
         "sweep",
@@ -342,6 +386,9 @@ def ldpdl_sweeps_data(rows: pd.DataFrame) -> pd.DataFrame:
         "mechanism",
         "aqs",
         "accuracy",
+        "accuracy_low",
+        "accuracy_high",
+        "test_n",
         "label_accuracy",
         "epsilon",
         "per_query",

@@ -353,6 +353,85 @@ def paper002_page(tables: dict, figures: dict, commands: dict) -> str:
     return "\n".join(lines + _figure_sections(titles, figures))
 
 
+def budget_findings(t: pd.DataFrame) -> list[str]:
+    """Sentences from fedmd_budget.csv: per dataset and method, the gain from the smallest to the largest
+    point of the ablation (inconclusive where the 95 % intervals overlap), and, where the paper-size
+    point ran, the smallest budget within 3 points of it."""
+    from .. import stats
+
+    out = []
+    for (label, method), g in t.groupby(["dataset", "method"], sort=False):
+        g = g.sort_values(["budget", "pretrain_epochs"], kind="stable")
+        lo, hi = g.iloc[0], g.iloc[-1]
+        if len(g) > 1:
+            verdict = (
+                "inconclusive (the 95 % intervals overlap)"
+                if stats.overlap((lo["accuracy_low"], lo["accuracy_high"]), (hi["accuracy_low"], hi["accuracy_high"]))
+                else f"{100 * (hi['accuracy'] - lo['accuracy']):+.1f} points"
+            )
+            out.append(
+                f"- {label} {method}: {lo['accuracy']:.3f} at {lo['rounds']} x {lo['public_per_round']} queries and "
+                f"{lo['pretrain_epochs']} pre-training epochs, {hi['accuracy']:.3f} at {hi['rounds']} x "
+                f"{hi['public_per_round']} and {hi['pretrain_epochs']}: {verdict}."
+            )
+        full = g[g["paper_size"].astype(bool)]
+        if len(full):
+            ref = full.iloc[0]["accuracy"]
+            close = g[(g["accuracy"] >= ref - 0.03) & ~g["paper_size"].astype(bool)]
+            gap = _gap(ref, full.iloc[0]["paper_accuracy"])
+            first = (
+                f"the smallest budget within 3 points of it is {close.iloc[0]['rounds']} x "
+                f"{close.iloc[0]['public_per_round']} with {close.iloc[0]['pretrain_epochs']} pre-training epochs "
+                f"({close.iloc[0]['accuracy']:.3f})"
+                if len(close)
+                else "no smaller budget comes within 3 points of it"
+            )
+            out.append(f"- {label} {method} at the paper's size: {ref:.3f} (paper {gap} points off); {first}.")
+    return out
+
+
+def fedmd_budget_page(csv, figures: dict, command: str) -> str:
+    """FedMD's budget ablation (results/fedmd_budget.csv): the table, its generated findings, the figure."""
+    t = pd.read_csv(csv)
+    header = ["dataset", "method", "k", "rounds x queries", "pre-training epochs", "accuracy [95 % interval]"]
+    header += ["paper (Table 2)", "gap (points)", "wall time"]
+    rows = [
+        [
+            r["dataset"],
+            r["method"],
+            r["k"],
+            f"{r['rounds']} x {r['public_per_round']}" + (" (paper's)" if r["paper_size"] else ""),
+            r["pretrain_epochs"],
+            _with_interval(r),
+            r["paper_accuracy"],
+            _gap(r["accuracy"], r["paper_accuracy"]),
+            minutes(r["wall_seconds"]),
+        ]
+        for r in t.to_dict("records")
+    ]
+    intro = (
+        "FedMD-NP and FedMD-NFDP at the same k and budgets; the accuracy is the mean over parties with its "
+        "95 % interval over the parties and the test records. The paper's values are its Table 2 rows, "
+        "printed at its own budget (20 rounds x 5,000 queries, 20 pre-training epochs)."
+    )
+    lines = [
+        GENERATED.format(source="results/fedmd_budget.csv and figures/p002_budget"),
+        "",
+        "# Paper 002 (FedMD-NFDP): accuracy against the distillation budget",
+        "",
+        intro,
+        "",
+        _provenance(t, command),
+        "",
+        markdown_table(header, rows),
+        "",
+        *budget_findings(t),
+        "",
+    ]
+    titles = {"p002_budget": "Accuracy against rounds x public queries, per pre-training epochs"}
+    return "\n".join(lines + _figure_sections(titles, figures))
+
+
 def _figure_sections(titles: dict, figures: dict) -> list[str]:
     """A section per figure (name -> title): the image, or a line saying the selection made none."""
     lines = []
@@ -372,7 +451,46 @@ def paper003_page(figures: dict) -> str:
     return "\n".join(lines + _figure_sections(titles, figures))
 
 
-def paper004_page(table_csv, figures: dict, command: str) -> str:
+P004_SWEEPS = {"epsilon": "epsilon", "per_query": "N_Q", "owners": "L"}
+P004_NAMES = {"pm": "PM", "duchi": "Duchi", "laplacebox": "Laplace"}
+
+
+def ldpdl_sweep_findings(data: pd.DataFrame) -> list[str]:
+    """Sentences from one Figures 4-6 data file: per panel, each line's accuracy from the panel's first to
+    its last value, and at every value the leading line and whether the 95 % intervals separate it from
+    the runner-up (else: inconclusive)."""
+    from .. import stats
+
+    def name(r) -> str:
+        return f"{P004_NAMES.get(r['mechanism'], r['mechanism'])}{' + AQS' if r['aqs'] else ''}"
+
+    out = []
+    for sweep, g in data.groupby("sweep", sort=False):
+        label = P004_SWEEPS.get(sweep, sweep)
+        trends = []
+        for _, line in g.groupby(["mechanism", "aqs"], sort=False):
+            line = line.sort_values("x")
+            a, b = line.iloc[0], line.iloc[-1]
+            trends.append(f"{name(a)} {a['accuracy']:.3f} -> {b['accuracy']:.3f}")
+        xs = sorted(g["x"].unique())
+        out.append(f"- {label} from {fmt(xs[0])} to {fmt(xs[-1])}: " + "; ".join(trends) + ".")
+        leads = []
+        for x in xs:
+            at = g[g["x"] == x].sort_values("accuracy", ascending=False).to_dict("records")
+            if len(at) < 2:
+                continue
+            first, second = at[0], at[1]
+            tied = stats.overlap(
+                (first["accuracy_low"], first["accuracy_high"]), (second["accuracy_low"], second["accuracy_high"])
+            )
+            verdict = f"inconclusive against {name(second)}" if tied else f"ahead of {name(second)}"
+            leads.append(f"{label} = {fmt(x)}: {name(first)} {first['accuracy']:.3f}, {verdict}")
+        if leads:
+            out.append("  Highest: " + "; ".join(leads) + ".")
+    return out
+
+
+def paper004_page(table_csv, figures: dict, command: str, figure_data: dict | None = None) -> str:
     """Paper 004's Table 1 (``table_csv``, or None when the selection runs no LDP-DL row) and Figures
     4-6 (``figures``: name -> the PNG's path relative to the page)."""
     lines = [
@@ -454,9 +572,18 @@ def paper004_page(table_csv, figures: dict, command: str) -> str:
         for name in figures
         if name.startswith("p004_")
     }
-    return "\n".join(
-        lines + (_figure_sections(titles, figures) if titles else ["No figure rows of this run selection."])
-    )
+    if not titles:
+        return "\n".join(lines + ["No figure rows of this run selection."])
+    for name, title in titles.items():
+        lines += [f"## {title}", "", f"![{title}]({figures[name]})", ""]
+        if figure_data and name in figure_data:
+            lines += [
+                "Generated from the figure's data (student test accuracy; 95 % intervals over the test records):",
+                "",
+                *ldpdl_sweep_findings(pd.read_csv(figure_data[name])),
+                "",
+            ]
+    return "\n".join(lines)
 
 
 def paper001_page(table_csv, figures: dict, command: str) -> str:

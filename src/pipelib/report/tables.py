@@ -5,6 +5,8 @@ One row per thing, self-describing columns; every privacy column comes from a gu
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
@@ -268,6 +270,77 @@ def table2(
         table[c] = table[c].astype("Int64")
     write_csv(table, out_csv)
     write_table(pa.Table.from_pandas(pd.concat(rounds, ignore_index=True), preserve_index=False), out_rounds)
+    return table
+
+
+FEDMD_BUDGET_COLUMNS = [
+    "dataset",
+    "method",
+    "k",
+    "rounds",
+    "public_per_round",
+    "budget",
+    "pretrain_epochs",
+    "paper_size",
+    "accuracy",
+    "accuracy_low",
+    "accuracy_high",
+    "accuracy_std",
+    "paper_accuracy",
+    "epsilon",
+    "delta",
+    "epsilon_at_delta_ref",
+    "delta_ref",
+    "parties",
+    "test_n",
+    "wall_seconds",
+    "preset",
+    "seed",
+    "device",
+    "hardware",
+    "scenario",
+    "run",
+]
+# paper 002's FedMD setting (Section 5.1): R = 20 rounds of |X_p| = 5,000 public queries, 20 pre-training epochs
+PAPER_BUDGET = (20, 5000, 20)
+
+
+def final_party_accuracies(rounds_path) -> np.ndarray:
+    """Each party's test accuracy after the last round of a FedMD run (its rounds table)."""
+    rounds = read_table(rounds_path, columns=["round", "party", "accuracy"]).to_pandas()
+    last = rounds[rounds["round"] == rounds["round"].max()].sort_values("party")
+    return last["accuracy"].to_numpy(dtype=np.float64)
+
+
+def fedmd_budget(entries: list[dict], out_csv, delta_ref: float) -> pd.DataFrame:
+    """results/fedmd_budget.csv: FedMD-NP and FedMD-NFDP against the distillation budget (rounds x public
+    queries per round) and the public pre-training epochs, each accuracy (the mean over parties) with its
+    95 % interval over parties and test records (:func:`pipelib.stats.mean_accuracy_interval`) and
+    paper 002's Table 2 value of the same row (printed at its own budget: 20 x 5,000, 20 epochs)."""
+    rows = []
+    for e in entries:
+        r = with_reference_delta(read_json(e["path"]), delta_ref)
+        accs = final_party_accuracies(Path(e["path"]).with_name("rounds.parquet"))
+        low, high = stats.mean_accuracy_interval(accs, int(r["test_n"]))
+        point = (e["rounds"], e["public_per_round"], e["pretrain_epochs"])
+        printed = paper.table2(e["dataset"], r["method"], r.get("k") if r["method"] == "FedMD-NFDP" else None)
+        rows.append(
+            {
+                **r,
+                **{k: v for k, v in e.items() if k != "path"},
+                "k": r.get("k") if r["method"] == "FedMD-NFDP" else None,
+                "budget": e["rounds"] * e["public_per_round"],
+                "paper_size": point == PAPER_BUDGET,
+                "accuracy_low": low,
+                "accuracy_high": high,
+                **_printed(printed),
+            }
+        )
+    table = pd.DataFrame(rows, columns=None if rows else FEDMD_BUDGET_COLUMNS)  # no rows: the header alone
+    table = table[[c for c in FEDMD_BUDGET_COLUMNS if c in table]]
+    for c in ("k", "rounds", "public_per_round", "budget", "pretrain_epochs", "parties", "test_n"):
+        table[c] = table[c].astype("Int64")
+    write_csv(table, out_csv)
     return table
 
 
