@@ -25,6 +25,9 @@ include: "workflow/rules/figures.smk"
 include: "workflow/rules/audit.smk"
 
 
+report: report_description()  # the report's first page: the papers' claims, checked
+
+
 rule all:
     default_target: True
     input:

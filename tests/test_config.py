@@ -230,3 +230,23 @@ def test_audited_variants_follow_the_claims_adjacency(config):
     assert sc["rknn_mnist-canaries-replace"]["audit"] == {"canaries": 500, "adjacency": "replace"}
     assert sc["rknn_mnist-canaries-addremove"]["audit_of"] == "rknn_mnist"  # the no-noise row: no claim
     assert sc["femnist_iid-canaries-replace"]["parties"] == sc["femnist_iid"]["parties"]
+
+
+def test_table2_seeds_make_repeat_scenarios_on_the_next_seeds(config):
+    """table2.<label>.seeds = 3: the scenarios <scenario>-s1 and -s2, the same pool and parties on seed + 1
+    and seed + 2, with NFDP samples for the row's sampling and k (the repeats run NP and NFDP rows)."""
+    from pipelib.config import base_scenario, replicate, scenarios
+
+    c = copy.deepcopy(config)
+    spec = c["table2"]["CIFAR-10"]
+    spec["seeds"] = 3
+    validate(c)
+    sc = scenarios(c)
+    base = spec["scenario"]
+    assert [replicate(base, i) for i in range(3)] == [base, f"{base}-s1", f"{base}-s2"]
+    assert f"{base}-s3" not in sc and f"{base}-s1" in sc
+    seed = sc[base].get("seed", c["seed"])
+    assert [sc[f"{base}-s{i}"]["seed"] for i in (1, 2)] == [seed + 1, seed + 2]
+    assert sc[f"{base}-s2"]["nfdp"] == {"sampling": [spec["sampling"]], "k": spec["k"]}
+    assert sc[f"{base}-s1"]["parties"] == sc[base]["parties"] and base_scenario(c, f"{base}-s1") == base
+    assert "seeds" in bad(config, lambda c: c["table2"]["CIFAR-10"].update(seeds=0))

@@ -117,11 +117,13 @@ def test_every_plot_writes_png_svg_and_its_data(tmp_path, fig2):
             "epsilon": 0.1,
             "label_accuracy": [0.5, 0.6, 0.55],
             "accuracy": [0.4, 0.5, 0.45],
+            "test_n": 1000,
             "encoder": "hog",
         }
     )
     F.plot_queries_and_neighbours(F.queries_and_neighbours_data(sweep), outputs(tmp_path, "e"))
-    assert set(written(outputs(tmp_path, "e"))["sweep"]) == {"s", "k"}
+    data = written(outputs(tmp_path, "e"))
+    assert set(data["sweep"]) == {"s", "k"} and (data["accuracy_low"] < data["accuracy"]).all()
     local = pd.DataFrame(
         {
             "dataset": "A",
@@ -131,6 +133,7 @@ def test_every_plot_writes_png_svg_and_its_data(tmp_path, fig2):
             "k": 1,
             "label_accuracy": [0.3, 0.35],
             "accuracy": [0.3, 0.4],
+            "test_n": 1000,
             "encoder": "hog",
         }
     )
@@ -258,3 +261,35 @@ def test_p004_findings_name_the_leading_line_and_inconclusive_differences():
     assert "- epsilon from 1 to 8: PM + AQS 0.500 -> 0.900; Duchi + AQS 0.300 -> 0.895." in text
     assert "epsilon = 1: PM + AQS 0.500, ahead of Duchi + AQS" in text
     assert "epsilon = 8: PM + AQS 0.900, inconclusive against Duchi + AQS" in text
+
+
+def test_table2_averages_a_rows_seeds_and_verify_checks_the_mean(tmp_path):
+    """A Table 2 row run on three seeds (its scenario and <scenario>-s1, -s2): accuracy = the mean of the
+    runs, seeds = 3, the interval over the runs' means; ``pipelib verify`` accepts it and names a row whose
+    accuracy is not that mean."""
+    import json
+
+    from pipelib import stats
+    from pipelib.report import tables
+    from pipelib.verify import _consistency
+
+    runs, extra = [], {"n": 3000, "rounds": 6, "public_per_round": 500, "answer": "softmax"}
+    for i, accs in enumerate(([0.40, 0.50], [0.60, 0.70], [0.45, 0.55])):
+        scenario = "femnist_iid" if i == 0 else f"femnist_iid-s{i}"
+        result = _budget_run(tmp_path / f"fedmd/{scenario}/softmax/nfdp-with_replacement-k16", "FedMD-NFDP", 16, accs)
+        row = json.loads(result.read_text()) | extra | {"scenario": scenario, "sampling": "with_replacement"}
+        row["accuracy_any_class"] = row["accuracy"]
+        result.write_text(json.dumps(row))
+        runs.append((str(result), str(result.with_name("rounds.parquet"))))
+    datasets = {"FEMNIST": {"scenario": "femnist_iid", "sampling": "with_replacement", "k": [16], "party_archs": []}}
+    out = tmp_path / "table2.csv"
+    t = tables.table2(datasets, {("FEMNIST", "nfdp-with_replacement-k16"): runs}, {}, out, tmp_path / "r.parquet", 1e-5)
+    row = t.iloc[0]
+    assert row["seeds"] == 3 and row["accuracy"] == pytest.approx((0.45 + 0.65 + 0.50) / 3)
+    low, high = stats.mean_accuracy_interval([0.45, 0.65, 0.50], 500)
+    assert (row["accuracy_low"], row["accuracy_high"]) == pytest.approx((low, high))
+    assert row["scenario"] == "femnist_iid" and row["paper_accuracy"] == 0.8064
+    assert _consistency(tmp_path) == []
+    pd.read_csv(out).assign(accuracy=0.45).to_csv(out, index=False)  # the first seed's accuracy alone
+    (why,) = [why for _, why in _consistency(tmp_path)]
+    assert why.startswith("row FEMNIST FedMD-NFDP k=16: accuracy differs from its result.json (0.45 vs 0.533")

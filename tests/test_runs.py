@@ -265,6 +265,22 @@ def test_a_preset_can_run_fewer_scenarios(data_root, tmp_path):
     assert proc.returncode != 0 and message in proc.stdout + proc.stderr
 
 
+def test_table2_seeds_run_the_rows_again_on_repeat_scenarios(data_root, tmp_path):
+    """table2.CIFAR-10.seeds = 2: the NP and NFDP rows run again on cifar_iid-s1 (its own partition and NFDP
+    samples), FedMD-LDP rows and the centralized baselines once; table2 reads both runs."""
+    seeds = tmp_path / "seeds.yaml"
+    seeds.write_text("table2:\n  CIFAR-10: {seeds: 2}\n")
+    out = snakemake(
+        tmp_path, "-n", "--configfile", str(TINY), str(seeds), data_root=data_root, targets=["results/tiny/table2.csv"]
+    ).stdout
+    repeats = set(re.findall(r"output: results/tiny/fedmd/cifar_iid-s1/softmax/([^/]+)/result.json", out))
+    assert repeats == {"np", "nfdp-with_replacement-k16", "nfdp-with_replacement-k64"}
+    assert "output: results/tiny/partitions/cifar_iid-s1/" in out and "results/tiny/samples/cifar_iid-s1/" in out
+    assert "femnist_iid-s1" not in out and "centralized/cifar_iid-s1" not in out
+    table2 = out[out.index("rule table2:") :].split("\n\n")[0]
+    assert "results/tiny/fedmd/cifar_iid-s1/softmax/np/rounds.parquet" in table2
+
+
 def test_the_console_is_short_with_starts_progress_and_a_summary(tiny):
     console = (tiny / "console.txt").read_text()
     assert "pipelib: start fedmd scenario=femnist_iid answer=softmax run=np" in console

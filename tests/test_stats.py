@@ -56,3 +56,12 @@ def test_mean_accuracy_interval_covers_the_parties_mean_by_simulation():
         low, high = stats.mean_accuracy_interval(rng.binomial(n, p) / n, n)
         covered.append(low <= mu <= high)
     assert 0.95 <= np.mean(covered) < 0.999, np.mean(covered)
+
+
+def test_repeated_accuracy_interval_is_over_the_runs_means():
+    """Several seeds: Student's t over the runs' means (each a mean over its parties) and the test set's
+    binomial at the grand mean, in quadrature; one seed: the interval over its parties."""
+    runs, n = [[0.5, 0.7], [0.7, 0.9], [0.6, 0.8]], 1000  # means 0.6, 0.8, 0.7
+    half = math.hypot(4.302653 * 0.1 / math.sqrt(3), 1.959964 * math.sqrt(0.7 * 0.3 / n))
+    assert stats.repeated_accuracy_interval(runs, n) == pytest.approx((0.7 - half, 0.7 + half), abs=1e-5)
+    assert stats.repeated_accuracy_interval([[0.5, 0.7, 0.9]], n) == stats.mean_accuracy_interval([0.5, 0.7, 0.9], n)

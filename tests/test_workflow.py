@@ -167,7 +167,9 @@ def test_changing_one_table2_k_reruns_only_that_row(tiny, data_root, tmp_path):
         "privacy_ledger": 1,
         "compare": 1,
         "figure_compare": 8,  # one per scenario, drawn from compare.csv
-        "reproduction_page": 4,  # table2, headline, paper002 (it shows the rounds figure), compare
+        "claims": 1,  # the papers' claims read table2.csv
+        "reproduction_page": 6,  # table2, headline, paper002 (it shows the rounds figure), compare, the claims'
+        # two pages
         "reproduction_figure": 9,  # the copies beside the pages: the rounds figure, the 8 comparison figures
         "all": 1,
     }
@@ -216,6 +218,32 @@ def test_table2_schema_and_privacy_claims(tiny):
         assert np.isinf(g[g.method.isin(["FedMD-NP", "Centralized"])]["epsilon"]).all()
     assert (t["accuracy"] > 1 / 6).all(), t[["dataset", "method", "k", "accuracy"]]  # above chance (6 classes)
     assert (t["preset"] == "tiny").all() and t["paper_accuracy"].notna().sum() == 6
+    # the tiny run is far from paper 002's regime: every FedMD row says how (2 x 200 queries; 1,215 records a party)
+    fedmd = t[t.method.str.startswith("FedMD")]
+    budget = "distillation budget 2 x 200 public queries (paper 20 x 5,000)"
+    assert fedmd["regime"].str.contains(budget, regex=False).all()
+    femnist = fedmd.loc[fedmd.dataset == "FEMNIST", "regime"]
+    assert femnist.str.contains("party size n = 1,215 (paper 2,880)", regex=False).all()
+
+
+def test_the_papers_claims_are_checked_on_the_run(tiny):
+    """results/claims.csv: every claim of src/pipelib/claims.yaml with a verdict; a claim on rows outside their
+    paper's regime is untested, never refuted; the claims page and the README's summary are generated from it."""
+    from pipelib.report.claims import VERDICTS, load_claims
+
+    t = pd.read_csv(tiny / "results/tiny/claims.csv", keep_default_na=False)
+    assert list(t["id"]) == [c.id for c in load_claims()] and len(t) >= 20
+    assert set(t["verdict"]) <= set(VERDICTS) and (t["preset"] == "tiny").all()
+    decided = t[t.verdict.isin(["holds", "does not hold", "inconclusive"])]
+    assert len(decided) > 0 and (decided["numbers"] != "").all()
+    table2 = t[t.source == "table2"]
+    assert len(table2) >= 5 and (table2["verdict"] == "untested").all()
+    outside = table2[table2.why == "rows outside the paper's regime"]  # rows there, but run outside the regime
+    assert len(outside) > 0 and outside["regime"].str.contains("distillation budget").all()
+    page = (tiny / "docs/reproduction/tiny/claims.md").read_text()
+    assert all(claim in page for claim in t["claim"])
+    summary = (tiny / "docs/reproduction/tiny/headline_claims.md").read_text()
+    assert f"preset `tiny` ({len(t)} claims" in summary and "- paper 004: " in summary
 
 
 def test_table2_rounds_and_progress_log(tiny):
@@ -306,6 +334,7 @@ def test_table_rknn(tiny):
     # one label per cluster: no labelling beats the clusters' purity (evaluation-only column)
     assert mnist["cluster_purity"].between(0.3, 1).all()
     assert (t["label_accuracy"] <= t["cluster_purity"] + 1e-12).sum() == t["label_accuracy"].notna().sum()
+    assert ((t["accuracy_low"] <= t["accuracy"]) & (t["accuracy"] <= t["accuracy_high"])).all()  # Wilson, test_n
     umap = t[t.encoder == "umap_digits"]  # UMAP of deskewed two-scale HOG, fitted on the public pool
     assert len(umap) == 1 and umap["cluster_purity"].iloc[0] > 0.8
     noisy = pq.read_table(
@@ -424,7 +453,8 @@ def test_compare_holds_every_method_in_one_schema(tiny):
     assert kinds["DP-SGD"] == {"central"}
     dp = rows[rows.method == "DP-SGD"].iloc[0]  # the accountant's epsilon, at most the target of its run
     assert dp["scenario"] == "femnist_iid" and 3.98 <= dp["epsilon"] <= 4.0 and dp["delta"] == 1e-5
-    assert dp["adjacency"] == "add/remove one record" and dp["accountant"].startswith("Opacus RDP")
+    assert dp["adjacency"] == "replace one record" and dp["accountant"].startswith("dp-accounting PLD")
+    assert dp["epsilon_add_remove"] < dp["epsilon"]  # the reference: the same run's add/remove-one epsilon
     assert kinds["FedMD-NP"] == kinds["Centralized"] == kinds["FedAvg"] == {"none"}
     # LDP-DL and PATE also run on FedMD's split (ldpdl.compare): every distillation method meets there
     met = set(rows.loc[rows.scenario == "femnist_iid", "method"])
@@ -490,7 +520,8 @@ def test_editing_the_report_module_reruns_no_training(tiny, data_root, tmp_path)
         "table_ldpfl": 1,
         "compare": 1,
         "figure_compare": 8,  # downstream of compare.csv
-        "reproduction_page": 8,  # every page made from a table (not paper003: figures only)
+        "claims": 1,  # downstream of the tables
+        "reproduction_page": 10,  # every page made from a table (not paper003: figures only)
         "reproduction_figure": 9,  # the copies of the rounds figure and the 8 comparison figures
         "all": 1,
     }
@@ -501,8 +532,11 @@ def test_reproduction_pages_are_generated_from_the_tables(tiny):
     page = (tiny / "docs/reproduction/tiny/table2.md").read_text()
     assert page.startswith("<!-- generated by the workflow's reproduction_page rule")
     assert "Preset: tiny" in page and "hardware of the jobs: CPU" in page
-    for r in t2.itertuples():  # every row's accuracy, as printed
-        assert f"{r.accuracy:.4f} ± {r.accuracy_std:.4f}" in page
+    from pipelib.report.pages import fmt
+
+    for r in t2.itertuples():  # every row's accuracy with its 95 % interval (over parties and test records)
+        assert r.accuracy_low <= r.accuracy <= r.accuracy_high and r.seeds == 1
+        assert f"{fmt(r.accuracy)} [{r.accuracy_low:.3f}, {r.accuracy_high:.3f}]" in page
     headline = (tiny / "docs/reproduction/tiny/headline.md").read_text()
     table_lines = [line for line in headline.splitlines() if line.startswith("| ")]  # header and rows
     assert len(table_lines) == len(t2) + 1 + len(pd.read_csv(tiny / "results/tiny/table_rknn.csv")) + 1
@@ -682,6 +716,8 @@ def test_tables_3_to_5_beside_the_paper(tiny):
     assert t4["paper_accuracy"].notna().all()
     t5 = pd.read_csv(tiny / "results/tiny/table5.csv")
     assert set(t5["sampling"]) == {"with_replacement", "without_replacement"}
+    for t in (t3, t4, t5):  # every accuracy with its interval over the parties and the test records
+        assert ((t["accuracy_low"] < t["accuracy"]) & (t["accuracy"] < t["accuracy_high"])).all()
     wr = t5.set_index(["dataset", "sampling"])
     assert (wr.xs("without_replacement", level=1)["epsilon"] > wr.xs("with_replacement", level=1)["epsilon"]).all()
 
@@ -703,8 +739,14 @@ def test_the_html_report_holds_every_table_and_figure(tiny, data_root):
         "compare.csv",
         "privacy_ledger.csv",
         "audit.csv",
+        "claims.csv",
     ):
         assert table in html, table
+    # it opens on the papers' claims: the per-paper summary of claims.csv (the global description)
+    summary = (tiny / "docs/reproduction/tiny/headline_claims.md").read_text()
+    lines = [line[2:] for line in summary.splitlines() if line.startswith("- paper ")]
+    assert len(lines) == 4 and all(line in html for line in lines), lines
+    assert "align-items: flex-start !important" in html  # workflow/report/style.css: the page starts at the top
 
 
 # --------------------------------------------------------------------------------------------- audit
@@ -741,9 +783,9 @@ def test_the_audit_bounds_every_release_below_its_claim(tiny):
     assert fm.loc["FedMD-NFDP", "audited_scenario"] == "femnist_iid-canaries-replace"
     assert fm.loc["FedMD-NFDP", "audit_delta"] == fm.loc["FedMD-NFDP", "delta"] > 0  # NFDP's own delta
     assert fm.loc["FedMD-NP", "audited_scenario"] == "femnist_iid-canaries-addremove"
-    dp = a[a.method == "DP-SGD"].iloc[0]  # its model, trained on the add/remove variant's pooled records
-    assert dp["audited_scenario"] == "femnist_iid-canaries-addremove" and dp["released"] == "the DP-SGD model"
-    assert dp["adjacency"] == "add/remove one record" and 3.98 <= dp["epsilon"] <= 4.0 and dp["audit_delta"] == 1e-5
+    dp = a[a.method == "DP-SGD"].iloc[0]  # its model, trained on the replace variant's pooled records
+    assert dp["audited_scenario"] == "femnist_iid-canaries-replace" and dp["released"] == "the DP-SGD model"
+    assert dp["adjacency"] == "replace one record" and 3.98 <= dp["epsilon"] <= 4.0 and dp["audit_delta"] == 1e-5
     fl = a[a.method == "LDP-FL"].iloc[0]  # the global model; client 0's composed claim, the paper's beside it
     assert fl["audited_scenario"] == "ldpfl_mnist-canaries-replace" and fl["released"] == "the final global model"
     assert fl["paper_epsilon"] == 8.0 and fl["epsilon"] > 1000 and fl["exceeds_paper_claim"] in (True, False)

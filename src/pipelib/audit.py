@@ -226,7 +226,7 @@ def audit_dp_model(
     *, canaries_path, model_path, releases_path, label_offset: int, audit_settings: dict, fields: dict, out_json
 ) -> dict:
     """Audit a DP-SGD model trained on the pooled records of an audited variant (party 0's include the
-    canaries); the claim is the model's guarantee (add/remove one pooled record)."""
+    canaries); the claim is the model's guarantee (replace one pooled record)."""
     from .methods.dpsgd import load_dp_model
 
     t0 = time.perf_counter()

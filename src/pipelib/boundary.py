@@ -78,6 +78,7 @@ ROLES = {
     "table2": "report",
     "table_rknn": "report",
     "compare": "report",
+    "claims": "report",
     "reproduction_page": "report",
     "reproduction_figure": "report",
     "table3": "report",

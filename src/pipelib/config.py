@@ -563,6 +563,15 @@ def scenarios(config: dict) -> dict:
         if name not in out:
             variant = {k: v for k, v in config["scenarios"][base_name].items() if k != "nfdp"}
             out[name] = {**variant, "parties": n, "seed": scenario_seed(config, base_name)}
+    for spec in selected(config, "table2").values():  # Table 2's repeats: the scenario on other seeds
+        for i in range(1, spec.get("seeds", 1)):
+            base = config["scenarios"][spec["scenario"]]
+            out[replicate(spec["scenario"], i)] = {
+                **base,
+                "seed": scenario_seed(config, spec["scenario"]) + i,
+                "nfdp": {"sampling": [spec["sampling"]], "k": list(spec["k"])},  # repeats: NP and NFDP rows
+                "replicate_of": spec["scenario"],
+            }
     for base_name, mechanism in audited(config):  # the audited scenarios: canaries in party 0 (docs/audit.md)
         name = audit_variant(config, base_name, mechanism)
         if base_name in out and name not in out:
@@ -584,10 +593,10 @@ def canary_adjacency(mechanism: str) -> str:
 def audit_variant(config: dict, scenario: str, mechanism: str) -> str:
     """The scenario an audit of ``mechanism`` on ``scenario`` runs on: ``<scenario>-canaries-<adjacency>``.
     ``mechanism``: a reverse k-NN mechanism, a FedMD run (``np``: no claim; ``nfdp-...``: replace-one),
-    ``dpsgd`` (add/remove one record), ``pate`` (replace one record) or an LDP-FL run (``twopoint-...``:
-    local, so replace; ``none``)."""
+    ``dpsgd`` and ``pate`` (replace one record) or an LDP-FL run (``twopoint-...``: local, so replace;
+    ``none``)."""
     if mechanism in ("np", "dpsgd", "pate") or mechanism.startswith(("nfdp-", "twopoint-")):
-        adjacency = "addremove" if mechanism in ("np", "dpsgd") else "replace"
+        adjacency = "addremove" if mechanism == "np" else "replace"
     else:
         adjacency = canary_adjacency(mechanism)
     return f"{scenario}-canaries-{adjacency}"
@@ -610,7 +619,14 @@ def audited(config: dict) -> list[tuple[str, str]]:
     )
 
 
-VARIANT = r"-(n[0-9]+|canaries-[a-z]+)$"  # what a variant adds to its scenario's name
+VARIANT = r"-(n[0-9]+|canaries-[a-z]+|s[1-9][0-9]*)$"  # what a variant adds to its scenario's name
+
+
+def replicate(scenario: str, i: int) -> str:
+    """The name of repeat ``i`` of a Table 2 scenario: itself for 0, else ``<scenario>-s<i>`` (the same
+    settings on seed + i: dealt, sampled and trained anew, and where the test set is drawn (FEMNIST's held-out
+    writers) drawn anew too; the public pre-training is shared)."""
+    return scenario if i == 0 else f"{scenario}-s{i}"
 
 
 def base_scenario(config: dict, name: str) -> str:

@@ -52,3 +52,27 @@ def mean_accuracy_interval(accuracies, n: int, confidence: float = 0.95) -> tupl
     z = float(_stats.norm.ppf(0.5 + confidence / 2))
     half = math.hypot(t * a.std(ddof=1) / math.sqrt(a.size), z * math.sqrt(mean * (1 - mean) / n))
     return max(0.0, mean - half), min(1.0, mean + half)
+
+
+def repeated_accuracy_interval(runs, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """The interval of a row's accuracy, the mean over repeated runs (seeds) of each run's mean over its
+    parties, all on ``n`` test records.  One run: :func:`mean_accuracy_interval` over its parties.  Several:
+    Student's t over the runs' means (the parties' spread shows in them, since each run deals, samples and
+    trains anew) and the test set's binomial sampling at the mean, combined in quadrature."""
+    means = np.array([np.mean(np.asarray(r, dtype=np.float64)) for r in runs])
+    if means.size == 1:
+        return mean_accuracy_interval(runs[0], n, confidence)
+    return mean_accuracy_interval(means, n, confidence)
+
+
+def with_accuracy_interval(rows, n_column: str, digits: int | None = None):
+    """A DataFrame ``rows`` with ``accuracy_low`` and ``accuracy_high``: each ``accuracy``'s Wilson interval
+    over its ``n_column`` test records (rounded to ``digits`` when given)."""
+    bounds = [
+        accuracy_interval(a, int(n)) if n == n else (math.nan, math.nan)
+        for a, n in zip(rows["accuracy"], rows[n_column])
+    ]
+    low, high = [b[0] for b in bounds], [b[1] for b in bounds]
+    if digits is not None:
+        low, high = [round(x, digits) for x in low], [round(x, digits) for x in high]
+    return rows.assign(accuracy_low=low, accuracy_high=high)

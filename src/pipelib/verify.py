@@ -33,11 +33,17 @@ SKIP = ("logs", "benchmarks")
 # table2.csv or compare.csv
 ABLATIONS = ("fedmd_budget",)
 AUDITED_VARIANT = re.compile(r".+-canaries-[a-z]+$")
+REPEAT = re.compile(r".+-s[1-9][0-9]*$")  # a Table 2 repeat's scenario (config.replicate)
 
 
 def _audited(path: Path) -> bool:
     """A file of a run on an audited scenario variant (the audit's region of the DAG)."""
     return any(AUDITED_VARIANT.match(part) for part in path.parts)
+
+
+def _repeat(path: Path) -> bool:
+    """A file of a repeat (seed > 0) of a Table 2 row: averaged into table2.csv, not a row of its own."""
+    return any(REPEAT.match(part) for part in path.parts)
 
 
 def _check_file(path: Path) -> str | None:
@@ -72,9 +78,11 @@ def _same(a, b) -> bool:
     return (pd.isna(a) and pd.isna(b)) or a == b
 
 
-def _row_against_result(table, row: dict, results: dict, keys: tuple, name: str) -> list:
+def _row_against_result(table, row: dict, results: dict, keys: tuple, name: str, repeats: dict | None = None) -> list:
     """A table row against the result.json it was made from (the first of ``results`` equal to it in
-    ``keys``; epsilon compared as a float): missing, or an accuracy that differs."""
+    ``keys``; epsilon compared as a float): missing, or an accuracy that differs.  A row of ``seeds`` > 1
+    runs: its accuracy is the mean of its own and its repeats' (``repeats``: the repeats' result rows,
+    their scenario <scenario>-s<i>)."""
 
     def same(v: dict) -> bool:
         if not all(_same(v.get(c), row[c]) for c in keys if c != "epsilon"):
@@ -84,8 +92,21 @@ def _row_against_result(table, row: dict, results: dict, keys: tuple, name: str)
     match = [v for v in results.values() if same(v)]
     if not match:
         return [(table, f"{name}: its result.json is missing")]
-    if not _same(match[0]["accuracy"], row["accuracy"]):
-        return [(table, f"{name}: accuracy differs from its result.json ({row['accuracy']} vs {match[0]['accuracy']})")]
+    seeds = row.get("seeds")
+    if pd.isna(seeds) or int(seeds) == 1:
+        want = match[0]["accuracy"]
+    else:
+        of_row = re.escape(str(row["scenario"])) + r"-s[1-9][0-9]*"
+        runs = [match[0]] + [
+            v
+            for v in (repeats or {}).values()
+            if re.fullmatch(of_row, str(v.get("scenario"))) and same({**v, "scenario": row["scenario"]})
+        ]
+        if len(runs) != int(seeds):
+            return [(table, f"{name}: {int(seeds)} seeds, but {len(runs)} result.json files of its runs")]
+        want = float(np.mean([v["accuracy"] for v in runs]))
+    if not (_same(want, row["accuracy"]) or abs(float(want) - float(row["accuracy"])) < 1e-12):  # a mean: float sums
+        return [(table, f"{name}: accuracy differs from its result.json ({row['accuracy']} vs {want})")]
     return []
 
 
@@ -100,7 +121,7 @@ def _intermediate(path: Path) -> bool:
 def _consistency(root: Path) -> list[tuple[Path, str]]:
     """Report tables that disagree with the files they are made from."""
     problems = []
-    results = {
+    readable = {
         p: read_json(p)
         for p in root.glob("**/result.json")
         if not set(p.parts) & set(SKIP + ABLATIONS)
@@ -108,13 +129,15 @@ def _consistency(root: Path) -> list[tuple[Path, str]]:
         and not _audited(p)
         and _check_file(p) is None
     }  # an unreadable result.json is reported by the file checks; the tables are checked against the rest
+    results = {p: v for p, v in readable.items() if not _repeat(p)}
+    repeats = {p: v for p, v in readable.items() if _repeat(p)}
     table2 = root / "table2.csv"
     if table2.is_file():
         rows = read_csv(table2)
         for r in rows[rows["method"].str.startswith("FedMD")].to_dict("records"):
             name = f"row {r['dataset']} {r['method']} k={r['k']}"
             keys = ("scenario", "method", "k", "answer", "sampling")
-            problems += _row_against_result(table2, r, results, keys, name)
+            problems += _row_against_result(table2, r, results, keys, name, repeats)
     rknn = root / "table_rknn.csv"
     if rknn.is_file():
         for r in read_csv(rknn).to_dict("records"):

@@ -23,6 +23,7 @@ from pipelib.config import (
     ldpfl_settings,
     encoder_chain,
     party_variant,
+    replicate,
     scenarios,
     selected,
     validate,
@@ -340,6 +341,8 @@ PAGES = (
     "table2",
     "table_rknn",
     "headline",
+    "claims",
+    "headline_claims",
     "headline_paper001",
     "paper002",
     "paper003",
@@ -359,6 +362,7 @@ def all_targets():
         res("table2.csv"),
         res("table_rknn.csv"),
         res("compare.csv"),
+        res("claims.csv"),
         *[f"docs/reproduction/{config['preset']}/{page}.md" for page in PAGES],
         res("table3.csv"),
         res("table4.csv"),
@@ -458,8 +462,19 @@ def table2_rows():
     return rows
 
 
-def fedmd_dir(label, run):
-    return res(f"fedmd/{TABLE2[label]['scenario']}/{FEDMD['answer']}/{run}")
+def fedmd_dir(label, run, repeat=0):
+    scenario = replicate(TABLE2[label]["scenario"], repeat)
+    return res(f"fedmd/{scenario}/{FEDMD['answer']}/{run}")
+
+
+def table2_repeats():
+    """(dataset label, run, repeat) of every repeat (table2.<label>.seeds > 1) of a Table 2 NP or NFDP row."""
+    return [
+        (label, run, i)
+        for label, run in table2_rows()
+        if not run.startswith("ldp-")
+        for i in range(1, TABLE2[label].get("seeds", 1))
+    ]
 
 
 def centralized_runs():
@@ -1192,6 +1207,8 @@ def page_inputs(wildcards):
         "paper001": ["table_ldpfl"] if ldpfl_paths("table") else [],
         "headline_paper001": ["table_ldpfl"] if ldpfl_paths("table") else [],
         "compare": ["compare", "audit"],
+        "claims": ["claims"],
+        "headline_claims": ["claims"],
     }[page]
     prefix = {
         "paper002": "p002_",
@@ -1216,6 +1233,35 @@ def page_inputs(wildcards):
         **{t: res(f"{t}.csv") for t in tables},
         "figures": figures,
         "figure_data": data,
+    }
+
+
+def report_description():
+    """The HTML report's first page: the papers' claims and Table 2 of this preset (pipelib.report.pages.
+    report_front_page), written under .snakemake/pipelib/report/ when Snakemake makes a report; other runs
+    (jobs re-read this file) keep the static description."""
+    if "--report" not in sys.argv:
+        return os.path.join(workflow.basedir, "workflow/report/workflow.rst")
+    from pipelib.report.pages import report_front_page
+    from pipelib.io import atomic_path
+
+    path = Path(f".snakemake/pipelib/report/{config['preset']}.rst").resolve()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(path) as tmp:
+        tmp.write_text(report_front_page(RESULTS, config["preset"]))
+    return str(path)
+
+
+def claim_sources():
+    """The tables and figure data this run makes that the papers' claims are checked on (name -> path)."""
+    tables = ["table2", "table3", "table4", "table5", "table_rknn"]
+    tables += ["table_ldpdl"] if ldpdl_table_entries() else []
+    tables += ["table_ldpfl"] if ldpfl_paths("table") else []
+    figures = [*FIGURES, *ldpdl_figure_names()]
+    figures += [Path(p).stem for p in ldpfl_targets() if "/figures/" in p]
+    return {
+        **{t: res(f"{t}.csv") for t in tables},
+        **{f: res(f"figures/{f}.csv") for f in dict.fromkeys(figures)},
     }
 
 
@@ -1276,7 +1322,7 @@ def audit_fedmd_inputs(wc):
 
 
 def audit_dpsgd_entries():
-    """Per audited DP-SGD run: its audited scenario (add/remove canaries), epsilon and the audit's output."""
+    """Per audited DP-SGD run: its audited scenario (replace canaries), epsilon and the audit's output."""
     out = []
     for row in audit_rows(config, "dpsgd"):
         scenario = audit_variant(config, row["scenario"], "dpsgd")

@@ -6,6 +6,7 @@
 rule table3:
     input:
         [e["path"] for e in table3_entries()],
+        [e["path"].replace("result.json", "rounds.parquet") for e in table3_entries()],
     output:
         report(res("table3.csv"), caption="../report/table3.rst", category="Paper 002"),
     log:
@@ -29,6 +30,7 @@ rule table3:
 rule table4:
     input:
         [e["path"] for e in table4_entries()],
+        [e["path"].replace("result.json", "rounds.parquet") for e in table4_entries()],
     output:
         report(res("table4.csv"), caption="../report/table4.rst", category="Paper 002"),
     log:
@@ -52,6 +54,7 @@ rule table4:
 rule table5:
     input:
         [e["path"] for e in table5_entries()],
+        [e["path"].replace("result.json", "rounds.parquet") for e in table5_entries()],
     output:
         report(res("table5.csv"), caption="../report/table5.rst", category="Paper 002"),
     log:
@@ -129,6 +132,7 @@ rule figure_p002_privacy_vs_k:
 rule figure_p002_accuracy_vs_parties:
     input:
         [e["path"] for e in figure2d_entries()],
+        [e["path"].replace("result.json", "rounds.parquet") for e in figure2d_entries()],
     output:
         png=report(
             res("figures/p002_accuracy_vs_parties.png"),

@@ -54,6 +54,8 @@ rule table2:
         results=[f"{fedmd_dir(*row)}/result.json" for row in table2_rows()],
         rounds=[f"{fedmd_dir(*row)}/rounds.parquet" for row in table2_rows()],
         centralized=[f"{d}/result.json" for _, _, d in centralized_runs()],
+        repeats=[f"{fedmd_dir(*row)}/result.json" for row in table2_repeats()],
+        repeat_rounds=[f"{fedmd_dir(*row)}/rounds.parquet" for row in table2_repeats()],
     output:
         csv=report(
             res("table2.csv"), caption="../report/table2.rst", category="Paper 002"
@@ -78,6 +80,7 @@ rule table2:
         },
         rows=table2_rows(),
         centralized=[(label, arch) for label, arch, _ in centralized_runs()],
+        repeats=[(label, run) for label, run, _ in table2_repeats()],
     script:
         "../scripts/table2.py"
 
@@ -133,6 +136,28 @@ rule compare:
         "../scripts/compare.py"
 
 
+rule claims:
+    input:
+        unpack(lambda wc: claim_sources()),
+    output:
+        report(res("claims.csv"), caption="../report/claims.rst", category="Claims"),
+    log:
+        res("logs/claims.log"),
+    benchmark:
+        res("benchmarks/claims.tsv")
+    conda:
+        "../envs/pipelib.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        code=code("claims.py"),
+        preset=config["preset"],
+    script:
+        "../scripts/claims.py"
+
+
 rule reproduction_figure:
     input:
         res("figures/{name}.png"),
@@ -185,6 +210,7 @@ rule reproduction_page:
                 "table_ldpdl",
                 "table_ldpfl",
                 "compare",
+                "claims",
             )
         }
         | {

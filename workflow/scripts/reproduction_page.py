@@ -24,5 +24,7 @@ make = {
     ),
     "paper001": lambda: pages.paper001_page(table["table_ldpfl"], figures, p.commands["table_ldpfl"]),
     "compare": lambda: pages.compare_page(i.compare, i.audit, p.commands["compare"], figures),
+    "claims": lambda: pages.claims_page(i.claims, p.commands["claims"]),
+    "headline_claims": lambda: pages.headline_claims_page(i.claims, p.preset),
 }
 pages.write_pages({page: make[page]()}, {page: snakemake.output[0]})

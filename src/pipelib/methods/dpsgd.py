@@ -1,6 +1,6 @@
 """The DP-SGD baseline (issue 16): one model trained on all parties' records pooled with DP-SGD through
 Opacus, the central-DP reference every reader knows; its privacy is the model's (one record of the pooled
-data, add/remove), by Opacus's RDP accountant (:mod:`pipelib.privacy.dpsgd`).
+data, replace one: its n is published), by dp-accounting's PLD accountant (:mod:`pipelib.privacy.dpsgd`).
 
 Initialization: the scenario's public pre-trained model where the public dataset is not the private one
 (the FedMD-NFDP scenarios), with its BatchNorm layers frozen as affine maps of the public statistics (per-
@@ -230,6 +230,8 @@ def dpsgd(
         arch=arch,
         epochs=settings.epochs,
         sigma=z,
+        # reference: the same run's add/remove-one epsilon (the same PLD accountant; the unit DP-SGD papers quote)
+        epsilon_add_remove=mechanism.pld_epsilon(z, q, steps, delta, replace=False),
         sampling_rate=q,
         steps=steps,
         steps_skipped=skipped,

@@ -12,8 +12,10 @@ import math
 
 import pandas as pd
 
+from .. import stats
 from ..io import atomic_path, read_csv, read_json, read_table, write_csv
 from . import paper
+from .parties import party_interval
 
 STYLE = {
     "figure.dpi": 110,
@@ -162,9 +164,8 @@ def plot_privacy_vs_k(data: pd.DataFrame, out: dict) -> None:
 def accuracy_vs_parties_data(rows: pd.DataFrame, paper: dict) -> pd.DataFrame:
     """Figure 2(d): mean accuracy over parties against N (result rows, with their dataset label and N);
     ``paper``: (label, N) -> the paper's Table 3 argmax value, overlaid where it exists."""
-    data = rows[["dataset", "parties", "accuracy", "accuracy_std", "k", "answer", "scenario"]].sort_values(
-        ["dataset", "parties"], kind="stable"
-    )
+    columns = ["dataset", "parties", "accuracy", "accuracy_low", "accuracy_high", "accuracy_std", "k", "answer"]
+    data = rows.reindex(columns=[*columns, "scenario"]).sort_values(["dataset", "parties"], kind="stable")
     data["paper_accuracy"] = [paper.get((d, n)) for d, n in zip(data["dataset"], data["parties"])]
     return data.reset_index(drop=True)
 
@@ -249,9 +250,10 @@ def plot_rounds(data: pd.DataFrame, out: dict) -> None:
 
 
 def queries_and_neighbours_data(rows: pd.DataFrame) -> pd.DataFrame:
-    """Figure 2(a)-(c): label and student accuracy against s (k = 1) and k (s fixed), per dataset."""
+    """Figure 2(a)-(c): label and student accuracy (with its interval) against s (k = 1) and k (s fixed)."""
+    columns = ["dataset", "sweep", "s", "k", "epsilon", "label_accuracy", "accuracy", "accuracy_low", "accuracy_high"]
     return (
-        rows[["dataset", "sweep", "s", "k", "epsilon", "label_accuracy", "accuracy", "encoder"]]
+        stats.with_accuracy_interval(rows, "test_n")[[*columns, "encoder"]]
         .sort_values(["dataset", "sweep", "s", "k"], kind="stable")
         .reset_index(drop=True)
     )
@@ -286,8 +288,9 @@ def plot_queries_and_neighbours(data: pd.DataFrame, out: dict) -> None:
 def local_dp_data(rows: pd.DataFrame, paper: dict) -> pd.DataFrame:
     """Figure 2(d): test accuracy against epsilon, randomized response against Collision; ``paper``:
     (label, mechanism, epsilon) -> the paper's printed test accuracy."""
+    columns = ["dataset", "mechanism", "epsilon", "label_accuracy", "accuracy", "accuracy_low", "accuracy_high"]
     data = (
-        rows[["dataset", "mechanism", "epsilon", "label_accuracy", "accuracy", "s", "k", "encoder"]]
+        stats.with_accuracy_interval(rows, "test_n")[[*columns, "s", "k", "encoder"]]
         .sort_values(["dataset", "mechanism", "epsilon"], kind="stable")
         .reset_index(drop=True)
     )
@@ -339,7 +342,10 @@ def p002_privacy_vs_k(out: dict, n: int) -> pd.DataFrame:
 
 def p002_accuracy_vs_parties(out: dict, entries: list[dict], answer: str) -> pd.DataFrame:
     points = {(d, n): v / 100 for (d, n, a), v in paper.TABLE3.items() if a == answer}
-    data = accuracy_vs_parties_data(_rows(entries), points)
+    rows = _rows(entries)
+    bounds = [party_interval(e["path"], n) for e, n in zip(entries, rows["test_n"])]
+    rows["accuracy_low"], rows["accuracy_high"] = [b[0] for b in bounds], [b[1] for b in bounds]
+    data = accuracy_vs_parties_data(rows, points)
     plot_accuracy_vs_parties(data, out)
     return data
 
@@ -374,11 +380,7 @@ P004_PANELS = (
 def ldpdl_sweeps_data(rows: pd.DataFrame) -> pd.DataFrame:
     """Figures 4-6: student test accuracy (with its 95 % interval over the test records) per sweep
     (epsilon, N_Q, L), mechanism and query sampling."""
-    from .. import stats
-
-    rows = rows.copy()
-    bounds = [stats.accuracy_interval(a, int(n)) for a, n in zip(rows["accuracy"], rows["test_n"])]
-    rows["accuracy_low"], rows["accuracy_high"] = [b[0] for b in bounds], [b[1] for b in bounds]
+    rows = stats.with_accuracy_interval(rows, "test_n")
     cols = [
         "dataset",
         "sweep",
@@ -430,21 +432,23 @@ def p004_sweeps(out: dict, entries: list[dict]) -> pd.DataFrame:
 
 # --------------------------------------------------------------------------------------- paper 001
 
-P001_COLUMNS = ["dataset", "panel", "x", "run", "private", "accuracy", "epsilon", "paper_epsilon", "range"]
+P001_COLUMNS = ["dataset", "panel", "x", "run", "private", "accuracy", "accuracy_low", "accuracy_high"]
+P001_COLUMNS += ["epsilon", "paper_epsilon", "range"]
 
 
 def ldpfl_data(entries: list[dict], with_rounds: bool = False) -> pd.DataFrame:
     """Final accuracy of each run (``panel`` = its entry's artifact); with ``with_rounds`` also every run's
     accuracy after each round (``panel`` = rounds, ``x`` = round), from its rounds table."""
-    rows = _rows(entries).rename(columns={"artifact": "panel"})
+    rows = stats.with_accuracy_interval(_rows(entries).rename(columns={"artifact": "panel"}), "test_records")
     rows["private"] = rows["mechanism"] != "none"
     data = rows.reindex(columns=P001_COLUMNS + ["fraction"])
     if with_rounds:
         per_round = []
-        for e in entries:
-            h = read_table(e["path"].replace("result.json", "rounds.parquet")).to_pandas()
+        for e, n in zip(entries, rows["test_records"]):
+            h = read_table(e["path"].replace("result.json", "rounds.parquet")).to_pandas().assign(test_records=n)
             per_round.append(
-                h.assign(dataset=e["dataset"], panel="rounds", run=e["run"], private=e["run"] != "none")
+                stats.with_accuracy_interval(h, "test_records")
+                .assign(dataset=e["dataset"], panel="rounds", run=e["run"], private=e["run"] != "none")
                 .rename(columns={"round": "x"})
                 .reindex(columns=P001_COLUMNS + ["fraction"])
             )

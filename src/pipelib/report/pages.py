@@ -9,6 +9,7 @@ refreshed by running it.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pandas as pd
 
@@ -59,7 +60,7 @@ def _provenance(frame: pd.DataFrame, command: str) -> str:
 
 
 def _with_interval(r: dict) -> str:
-    """'0.9685 [0.965, 0.972]': an accuracy with its 95 % interval over the test set, when the row has one."""
+    """'0.9685 [0.965, 0.972]': an accuracy with its 95 % interval, when the row has one."""
     if pd.isna(r.get("accuracy_low", float("nan"))):
         return fmt(r["accuracy"])
     return f"{fmt(r['accuracy'])} [{r['accuracy_low']:.3f}, {r['accuracy_high']:.3f}]"
@@ -89,7 +90,9 @@ def table2_page(table2_csv, command: str) -> str:
         f"epsilon at delta = {fmt(t['delta_ref'].iloc[0])}",
         "epsilon (log10, paper's convention)",
         "sigma (RDP would need)",
-        "accuracy ± std",
+        "accuracy [95 %]",
+        "seeds",
+        "std over parties",
         "any-class acc.",
         "paper k",
         "paper accuracy",
@@ -113,7 +116,9 @@ def table2_page(table2_csv, command: str) -> str:
                 r["epsilon_at_delta_ref"],
                 r["epsilon_log10_paper_convention"],
                 sigma,
-                f"{r['accuracy']:.4f} ± {r['accuracy_std']:.4f}",
+                _with_interval(r),
+                r["seeds"],
+                fmt(r["accuracy_std"]),
                 r["accuracy_any_class"],
                 r["paper_k"],
                 r["paper_accuracy"],
@@ -140,13 +145,18 @@ def table2_page(table2_csv, command: str) -> str:
             "their answers are privatized, so the models behind these accuracies are not covered by the guarantee.",
             "",
         ]
-    lines.append(
+    lines += [
+        "Accuracy: the mean over parties (and over seeds where a row ran on several) with its 95 % interval: "
+        "over the seeds' means where there are several, else over the parties, and over the test records "
+        "(`pipelib.stats.repeated_accuracy_interval`). A difference between rows whose intervals overlap is "
+        "inconclusive.",
+        "",
         f"Rows more than 5 points below the paper: {len(below)} of "
-        f"{int(t['paper_accuracy'].notna().sum())} printed rows."
-    )
+        f"{int(t['paper_accuracy'].notna().sum())} printed rows.",
+    ]
     lines += [
         f"- {r['dataset']} {r['method']} k = {fmt(r['k'])} (paper k = {fmt(r['paper_k'])}): "
-        f"{r['accuracy']:.4f} vs {r['paper_accuracy']:.4f} ({gap:+.1f} points)"
+        f"{_with_interval(r)} vs {r['paper_accuracy']:.4f} ({gap:+.1f} points)"
         for gap, r in sorted(below, key=lambda x: x[0])
     ]
     return "\n".join(lines) + "\n"
@@ -164,7 +174,7 @@ def table_rknn_page(table_csv, command: str) -> str:
         "epsilon",
         "cluster purity",
         "label acc. (Acc_pl)",
-        "test acc. (Acc_pc)",
+        "test acc. (Acc_pc) [95 %]",
         "paper label acc.",
         "paper test acc.",
         "gap (points)",
@@ -180,7 +190,7 @@ def table_rknn_page(table_csv, command: str) -> str:
             r["epsilon"],
             fmt(r.get("cluster_purity")),
             r["label_accuracy"],
-            r["accuracy"],
+            _with_interval(r),
             r["paper_label_accuracy"],
             r["paper_accuracy"],
             _gap(r["accuracy"], r["paper_accuracy"]),
@@ -202,6 +212,10 @@ def table_rknn_page(table_csv, command: str) -> str:
         "label accuracy is what the privacy noise (and the private data's votes) cost, and 1 minus purity is",
         "what the representation costs.",
         "",
+        "Test accuracy's 95 % interval is Wilson's over the test records. Label accuracy is measured on the",
+        "whole public set, so what varies it is the mechanism's noise draw and the clustering, which only",
+        "repeated runs would show; it has no interval here.",
+        "",
     ]
     return "\n".join(lines) + "\n"
 
@@ -210,7 +224,7 @@ def headline_page(table2_csv, table_rknn_csv, preset: str) -> str:
     """The README's headline: the paper tables' main columns, ours beside the paper's."""
     t2, tr = pd.read_csv(table2_csv), pd.read_csv(table_rknn_csv)
     rows2 = [
-        [r["dataset"], r["method"], r["k"], r["epsilon"], r["delta"], f"{r['accuracy']:.4f}", r["paper_accuracy"]]
+        [r["dataset"], r["method"], r["k"], r["epsilon"], r["delta"], _with_interval(r), r["paper_accuracy"]]
         for r in t2.to_dict("records")
     ]
     rowsr = [
@@ -221,7 +235,7 @@ def headline_page(table2_csv, table_rknn_csv, preset: str) -> str:
             r["mechanism"],
             r["epsilon"],
             r["label_accuracy"],
-            r["accuracy"],
+            _with_interval(r),
             r["paper_accuracy"],
         ]
         for r in tr.to_dict("records")
@@ -232,15 +246,74 @@ def headline_page(table2_csv, table_rknn_csv, preset: str) -> str:
             f"[table2.md](docs/reproduction/{preset}/table2.md), "
             f"[table_rknn.md](docs/reproduction/{preset}/table_rknn.md).",
             "",
-            "Paper 002, Table 2 (FedMD-NFDP): accuracy averaged over parties; epsilon with the natural log.",
+            "Paper 002, Table 2 (FedMD-NFDP): accuracy averaged over parties, with its 95 % interval; epsilon "
+            "with the natural log.",
             "",
-            markdown_table(["dataset", "method", "k", "epsilon", "delta", "accuracy", "paper"], rows2),
+            markdown_table(["dataset", "method", "k", "epsilon", "delta", "accuracy [95 %]", "paper"], rows2),
             "",
-            "Paper 003, Table 1 (reverse k-NN labeling): label accuracy and the student's test accuracy.",
+            "Paper 003, Table 1 (reverse k-NN labeling): label accuracy and the student's test accuracy "
+            "(95 % interval over the test records).",
             "",
             markdown_table(
-                ["dataset", "encoder", "s", "mechanism", "epsilon", "label acc.", "test acc.", "paper test acc."], rowsr
+                [
+                    "dataset",
+                    "encoder",
+                    "s",
+                    "mechanism",
+                    "epsilon",
+                    "label acc.",
+                    "test acc. [95 %]",
+                    "paper test acc.",
+                ],
+                rowsr,
             ),
+            "",
+        ]
+    )
+
+
+def claims_page(claims_csv, command: str) -> str:
+    """Every claim of the papers with its verdict on this run and the numbers it rests on (results/claims.csv)."""
+    from .claims import summary
+
+    t = pd.read_csv(claims_csv, keep_default_na=False, dtype={"paper": str})
+    lines = [
+        GENERATED.format(source=claims_csv),
+        "",
+        "# The papers' claims, checked",
+        "",
+        f"Command: `{command}`; preset: {', '.join(sorted(set(t['preset'])))}.",
+        "",
+        "Each claim is a finding a paper's text states, written as data in `src/pipelib/claims.yaml` with the "
+        "comparison that tests it (which rows, which metric, which direction or tolerance). Verdicts: *holds* "
+        "and *does not hold* when the rows' 95 % intervals separate them one way or the other; *inconclusive* "
+        "when the intervals overlap; *untested* when rows are missing or any of them departs from its paper's "
+        "privacy/utility regime (the `regime` column; never *does not hold* then).",
+        "",
+        *[f"- {line}" for line in summary(t)],
+        "",
+    ]
+    for paper_id, rows in t.groupby("paper", sort=True):
+        lines += [f"## Paper {paper_id}", ""]
+        body = [
+            [r["claim"], r["where"], f"**{r['verdict']}**", r["numbers"], r["why"], r["regime"]]
+            for r in rows.to_dict("records")
+        ]
+        lines += [markdown_table(["claim", "where", "verdict", "numbers", "why", "regime departures"], body), ""]
+    return "\n".join(lines) + "\n"
+
+
+def headline_claims_page(claims_csv, preset: str) -> str:
+    """The README's claims summary: per paper, how many of its claims hold on this preset."""
+    from .claims import summary
+
+    t = pd.read_csv(claims_csv, keep_default_na=False, dtype={"paper": str})
+    return "\n".join(
+        [
+            f"The papers' claims on preset `{preset}` ({len(t)} claims; each with its numbers and the rows' "
+            f"regime: [claims.md](docs/reproduction/{preset}/claims.md)):",
+            "",
+            *[f"- {line}" for line in summary(t)],
             "",
         ]
     )
@@ -281,11 +354,13 @@ def _paper_table(csv, columns: list[tuple[str, str]], command: str, title: str) 
     """A generated section: one of the paper tables (``columns``: (column, header)) with ours against
     the paper's and the gap in points."""
     t = pd.read_csv(csv)
-    header = [h for _, h in columns] + ["accuracy ± std", "paper accuracy", "gap (points)", "wall time"]
+    header = [h for _, h in columns] + ["accuracy [95 %]", "std over parties", "paper accuracy", "gap (points)"]
+    header.append("wall time")
     rows = [
         [r[c] for c, _ in columns]
         + [
-            f"{r['accuracy']:.4f} ± {r['accuracy_std']:.4f}",
+            _with_interval(r),
+            fmt(r["accuracy_std"]),
             r["paper_accuracy"],
             _gap(r["accuracy"], r["paper_accuracy"]),
             minutes(r["wall_seconds"]),
@@ -808,7 +883,11 @@ def compare_page(compare_csv, audit_csv, command: str, figures: dict | None = No
     return "\n".join(lines)
 
 
-README_BLOCKS = ("headline", "headline_paper001")  # <!-- name:begin --> ... <!-- name:end --> in README.md
+README_BLOCKS = (
+    "headline_claims",
+    "headline",
+    "headline_paper001",
+)  # <!-- name:begin --> ... <!-- name:end --> in README.md
 
 
 def readme_markers(name: str) -> tuple[str, str]:
@@ -902,3 +981,71 @@ def run_summary(results_dir, since: float = 0.0, pages_dir=None) -> str:
     if pages_dir is not None and Path(pages_dir).is_dir():
         lines.append(f"  {pages_dir}/: the tables beside the papers' (Markdown)")
     return "pipelib: finished. Tables:\n" + "\n".join(lines) if lines else "pipelib: finished."
+
+
+def _rst_table(header: list[str], rows: list[list], widths: list[int] | None = None) -> list[str]:
+    """A reStructuredText list-table (cells as text, whitespace flattened; ``widths``: relative column widths)."""
+    lines = [".. list-table::", "   :header-rows: 1"]
+    lines += [f"   :widths: {' '.join(map(str, widths))}", ""] if widths else [""]
+    for row in [header, *rows]:
+        cells = [" ".join(str(fmt(c) if not isinstance(c, str) else c).split()) or " " for c in row]
+        lines.append(f"   * - {cells[0]}")
+        lines += [f"     - {c}" for c in cells[1:]]
+    return lines
+
+
+def report_front_page(results_dir, preset: str) -> str:
+    """The HTML report's first page (Snakemake's global workflow description, reStructuredText): the papers'
+    claims and their verdicts on this preset, then Table 2's headline rows, from the run's own files (a
+    placeholder names the command while they do not exist yet).  Links name the report's result entries."""
+    from .claims import summary
+
+    results = Path(results_dir)
+    claims_csv, table2_csv = results / "claims.csv", results / "table2.csv"
+    title = f"pipelib: the four papers' claims, checked (preset {preset})"
+    lines = [title, "=" * len(title), ""]
+    if not claims_csv.is_file():
+        command = f"snakemake --cores 2 {claims_csv}"
+        return "\n".join([*lines, f"No claims yet: ``{command}`` writes them; then make this report again.", ""])
+    t = pd.read_csv(claims_csv, keep_default_na=False, dtype={"paper": str})
+    lines += [
+        "Does each paper's finding hold on this run? Every claim is a comparison of result rows (`claims.csv`_);",
+        "*holds* / *does not hold* when the rows' 95 % intervals separate them, *inconclusive* when they overlap,",
+        "*untested* when rows are missing or outside the paper's privacy/utility regime. The tables and figures",
+        "behind each verdict are in the report's categories:",
+        "",
+        # Snakemake renders this page with Jinja first: its categories become links; the data below stay raw
+        "{% for cat, catresults in categories|dictsort %}`{{ cat.name }}`_ {% endfor %}",
+        "",
+        "{% raw %}",
+        *[f"- {line}" for line in summary(t)],
+        "",
+        "Claims",
+        "------",
+        "",
+        *_rst_table(
+            ["paper", "claim", "verdict"],
+            [[r["paper"], r["claim"], r["verdict"]] for r in t.to_dict("records")],
+            widths=[8, 72, 20],
+        ),
+        "",
+        "The numbers behind each verdict and the regime departures of its rows: ``claims.csv``.",
+        "",
+    ]
+    if table2_csv.is_file():
+        t2 = pd.read_csv(table2_csv)
+        lines += [
+            "Paper 002, Table 2 (`table2.csv`_)",
+            "------------------------------------",
+            "",
+            *_rst_table(
+                ["dataset", "method", "k", "epsilon", "delta", "accuracy [95 %]", "paper"],
+                [
+                    [r["dataset"], r["method"], r["k"], r["epsilon"], r["delta"]]
+                    + [_with_interval(r), r["paper_accuracy"]]
+                    for r in t2.to_dict("records")
+                ],
+            ),
+            "",
+        ]
+    return "\n".join([*lines, "{% endraw %}", ""])

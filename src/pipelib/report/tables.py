@@ -5,8 +5,6 @@ One row per thing, self-describing columns; every privacy column comes from a gu
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 
@@ -14,7 +12,8 @@ from .. import stats
 from ..io import read_csv, read_json, read_table, write_csv
 from ..privacy import LEDGER_COLUMNS, read_releases, with_reference_delta
 from ..schema import RESULT_COLUMNS
-from . import paper
+from . import paper, regime
+from .parties import final_party_accuracies, party_interval
 
 
 def partition_table(summary_paths, out_path) -> pd.DataFrame:
@@ -151,6 +150,9 @@ TABLE2_COLUMNS = [
     "delta_vacuous",
     "sigma",
     "accuracy",
+    "accuracy_low",
+    "accuracy_high",
+    "seeds",
     "accuracy_std",
     "accuracy_any_class",
     "evaluation_only",
@@ -176,6 +178,7 @@ TABLE2_COLUMNS = [
     "epsilon_rdp",
     "device",
     "hardware",
+    "regime",
 ]
 METHOD_ORDER = {"FedMD-NP": 0, "Centralized": 1, "FedMD-NFDP": 2, "FedMD-LDP": 3}
 
@@ -188,28 +191,49 @@ def _printed(printed) -> dict:
     }
 
 
-def table2(
-    datasets: dict, fedmd: dict, centralized: dict, out_csv, out_rounds, rounds_paths: dict, delta_ref: float
-) -> pd.DataFrame:
+def table2(datasets: dict, runs: dict, centralized: dict, out_csv, out_rounds, delta_ref: float) -> pd.DataFrame:
     """results/table2.csv (one row per dataset, method, k) beside paper 002's printed values, and the
-    per-round, per-party accuracies (Figure 3).  Every row also states its epsilon at ``delta_ref``.
+    per-round, per-party accuracies of each row's first run (Figure 3).  Every row also states its epsilon
+    at ``delta_ref``, and its accuracy's 95 % interval (:func:`pipelib.stats.repeated_accuracy_interval`).
 
-    ``datasets``: the config's table2 section (+ party_archs); ``fedmd``: (dataset, run) -> result row path;
-    ``centralized``: (dataset, arch) -> result row path; ``rounds_paths``: like ``fedmd``, rounds tables.
+    ``datasets``: the config's table2 section (+ party_archs); ``runs``: (dataset, run) -> [(result row
+    path, rounds table path), ...], one pair per repeat (seed), the first the row's own; ``centralized``:
+    (dataset, arch) -> result row path.
     """
     import pyarrow as pa
 
     from ..io import write_table
 
-    rows, rounds = [], []
-    for (label, run), path in fedmd.items():
-        r = with_reference_delta(read_json(path), delta_ref)
+    rows, rounds, test_n = [], [], {}
+    for (label, _run), paths in runs.items():
+        repeats = [with_reference_delta(read_json(result), delta_ref) for result, _ in paths]
+        # the row's guarantee holds for every model it averages: the repeat of the largest epsilon (then delta;
+        # a repeat's parties may hold a few records more or fewer), under the row's own scenario
+        r = {
+            **max(repeats, key=lambda x: (x["epsilon"], x["delta"])),
+            **{k: repeats[0][k] for k in ("scenario", "seed")},
+        }
+        parties = [final_party_accuracies(rounds_path) for _, rounds_path in paths]
+        test_n[label] = int(r["test_n"])
+        low, high = stats.repeated_accuracy_interval(parties, int(r["test_n"]))
         paper_k = datasets[label].get("paper_k", {}).get(r["k"], r["k"]) if r["method"] == "FedMD-NFDP" else None
         printed = paper.table2(label, r["method"], paper_k)
-        rows.append({**r, "dataset": label, "paper_k": paper_k if printed else None, **_printed(printed)})
-        rounds.append(
-            read_table(rounds_paths[(label, run)]).to_pandas().assign(dataset=label, method=r["method"], k=r["k"])
+        rows.append(
+            {
+                **r,
+                "dataset": label,
+                "seeds": len(repeats),
+                "accuracy": float(np.mean([x["accuracy"] for x in repeats])),
+                "accuracy_low": low,
+                "accuracy_high": high,
+                "accuracy_std": float(np.concatenate(parties).std()),
+                "accuracy_any_class": float(np.mean([x["accuracy_any_class"] for x in repeats])),
+                "wall_seconds": float(sum(x["wall_seconds"] for x in repeats)),
+                "paper_k": paper_k if printed else None,
+                **_printed(printed),
+            }
         )
+        rounds.append(read_table(paths[0][1]).to_pandas().assign(dataset=label, method=r["method"], k=r["k"]))
     # Centralized: each party's architecture trained on the pooled data; averaged like the other rows.
     for label, spec in datasets.items():
         per_arch = {arch: read_json(p) for (lab, arch), p in centralized.items() if lab == label}
@@ -244,7 +268,10 @@ def table2(
                 "sampling": None,
                 "sigma": None,
                 "evaluation_only": False,
+                "seeds": 1,
                 "accuracy": float(accs.mean()),
+                # Wilson over the test records of the dataset's FedMD rows: the architectures are fixed, not a sample
+                **dict(zip(("accuracy_low", "accuracy_high"), stats.accuracy_interval(accs.mean(), test_n[label]))),
                 "accuracy_std": float(accs.std()),
                 "accuracy_any_class": float(np.mean([per_arch[a]["accuracy_any_class"] for a in spec["party_archs"]])),
                 "paper_k": None,
@@ -257,6 +284,7 @@ def table2(
             }
         )
     table = pd.DataFrame([with_reference_delta(r, delta_ref) if "delta_ref" not in r else r for r in rows])
+    table["regime"] = [regime.fedmd(r, r["dataset"]) for r in table.to_dict("records")]
     table = table.sort_values(
         ["dataset", "method", "k"], key=lambda c: c.map(METHOD_ORDER) if c.name == "method" else c, kind="stable"
     )
@@ -266,8 +294,9 @@ def table2(
         .drop(columns="_d")
     )
     table = table[[c for c in TABLE2_COLUMNS if c in table]]
-    for c in ("k", "n", "paper_k", "rounds", "public_per_round", "matched_k"):
-        table[c] = table[c].astype("Int64")
+    for c in ("k", "n", "seeds", "paper_k", "rounds", "public_per_round", "matched_k"):
+        if c in table:  # matched_k: FedMD-LDP rows only
+            table[c] = table[c].astype("Int64")
     write_csv(table, out_csv)
     write_table(pa.Table.from_pandas(pd.concat(rounds, ignore_index=True), preserve_index=False), out_rounds)
     return table
@@ -305,13 +334,6 @@ FEDMD_BUDGET_COLUMNS = [
 PAPER_BUDGET = (20, 5000, 20)
 
 
-def final_party_accuracies(rounds_path) -> np.ndarray:
-    """Each party's test accuracy after the last round of a FedMD run (its rounds table)."""
-    rounds = read_table(rounds_path, columns=["round", "party", "accuracy"]).to_pandas()
-    last = rounds[rounds["round"] == rounds["round"].max()].sort_values("party")
-    return last["accuracy"].to_numpy(dtype=np.float64)
-
-
 def fedmd_budget(entries: list[dict], out_csv, delta_ref: float) -> pd.DataFrame:
     """results/fedmd_budget.csv: FedMD-NP and FedMD-NFDP against the distillation budget (rounds x public
     queries per round) and the public pre-training epochs, each accuracy (the mean over parties) with its
@@ -320,8 +342,7 @@ def fedmd_budget(entries: list[dict], out_csv, delta_ref: float) -> pd.DataFrame
     rows = []
     for e in entries:
         r = with_reference_delta(read_json(e["path"]), delta_ref)
-        accs = final_party_accuracies(Path(e["path"]).with_name("rounds.parquet"))
-        low, high = stats.mean_accuracy_interval(accs, int(r["test_n"]))
+        low, high = party_interval(e["path"], r["test_n"])
         point = (e["rounds"], e["public_per_round"], e["pretrain_epochs"])
         printed = paper.table2(e["dataset"], r["method"], r.get("k") if r["method"] == "FedMD-NFDP" else None)
         rows.append(
@@ -359,6 +380,8 @@ TABLE_RKNN_COLUMNS = [
     "cluster_purity",
     "label_accuracy",
     "accuracy",
+    "accuracy_low",
+    "accuracy_high",
     "paper_accuracy",
     "paper_label_accuracy",
     "n",
@@ -373,6 +396,7 @@ TABLE_RKNN_COLUMNS = [
     "wall_seconds",
     "device",
     "hardware",
+    "regime",
 ]
 
 
@@ -391,7 +415,10 @@ def table_rknn(labels: list[str], result_paths: list, out_csv, delta_ref: float)
                 "paper_label_accuracy": round(printed[1] / 100, 4) if printed and printed[1] else None,
             }
         )
-    table = pd.DataFrame(out)
+    # the student's Wilson interval over the test set (the label accuracy is measured on the whole public
+    # set: what varies it is the mechanism's draw, which only repeats would show)
+    table = stats.with_accuracy_interval(pd.DataFrame(out), "test_n")
+    table["regime"] = [regime.rknn(r) for r in table.to_dict("records")]
     table = table[[c for c in TABLE_RKNN_COLUMNS if c in table]]
     write_csv(table, out_csv)
     return table
@@ -414,6 +441,8 @@ PAPER_TABLE_COLUMNS = [
     "delta_ref",
     "delta_vacuous",
     "accuracy",
+    "accuracy_low",
+    "accuracy_high",
     "accuracy_std",
     "accuracy_any_class",
     "paper_accuracy",
@@ -423,6 +452,7 @@ PAPER_TABLE_COLUMNS = [
     "public_per_round",
     "wall_seconds",
     "hardware",
+    "regime",
 ]
 
 
@@ -434,7 +464,9 @@ def fedmd_view(entries: list[dict], paper_values: dict, key: tuple, out_csv, del
     for e in entries:
         r = with_reference_delta(read_json(e["path"]), delta_ref)
         row = {**r, **{k: v for k, v in e.items() if k != "path"}}
+        row["accuracy_low"], row["accuracy_high"] = party_interval(e["path"], r["test_n"])
         printed = paper_values.get(tuple(row[c] for c in key))
+        row["regime"] = regime.fedmd(row, row["dataset"])
         rows.append({**row, "paper_accuracy": round(printed / 100, 4) if printed is not None else None})
     table = pd.DataFrame(rows, columns=None if rows else PAPER_TABLE_COLUMNS)  # no rows: the header alone
     table = table[[c for c in PAPER_TABLE_COLUMNS if c in table]]
@@ -498,6 +530,7 @@ TABLE_LDPDL_COLUMNS = [
     "seed",
     "wall_seconds",
     "hardware",
+    "regime",
 ]
 
 
@@ -510,17 +543,7 @@ def table_ldpdl(entries: list[dict], out_csv, delta_ref: float) -> pd.DataFrame:
         for method in ("ldpdl", "pate"):
             r = with_reference_delta(read_json(e[method]), delta_ref)
             printed = paper.TABLE_LDPDL.get((r["method"], e["dataset"], e["epsilon"]))
-            low, high = stats.accuracy_interval(r["accuracy"], int(r["test_n"]))
-            rows.append(
-                {
-                    **r,
-                    "dataset": e["dataset"],
-                    "run": "run",
-                    "paper_accuracy": _fraction(printed),
-                    "accuracy_low": round(low, 4),
-                    "accuracy_high": round(high, 4),
-                }
-            )
+            rows.append({**r, "dataset": e["dataset"], "run": "run", "paper_accuracy": _fraction(printed)})
     for (method, dataset, eps), acc in paper.TABLE_LDPDL.items():
         if method in ("DP-SGD", "DP-FL") and (dataset, eps) in {(e["dataset"], e["epsilon"]) for e in entries}:
             rows.append(
@@ -533,6 +556,9 @@ def table_ldpdl(entries: list[dict], out_csv, delta_ref: float) -> pd.DataFrame:
                 }
             )
     table = pd.DataFrame(rows, columns=None if rows else TABLE_LDPDL_COLUMNS)
+    if rows:  # Wilson over the test records (the quoted rows have none)
+        table = stats.with_accuracy_interval(table, "test_n", digits=4)
+    table["regime"] = [regime.ldpdl(r) for r in table.to_dict("records")]
     table = table[[c for c in TABLE_LDPDL_COLUMNS if c in table]]
     write_csv(table, out_csv)
     return table
@@ -574,6 +600,7 @@ TABLE_LDPFL_COLUMNS = [
     "seed",
     "wall_seconds",
     "hardware",
+    "regime",
 ]
 
 
@@ -589,20 +616,12 @@ def table_ldpfl(entries: list[dict], out_csv) -> pd.DataFrame:
             printed = paper.NOISE_FREE_LDPFL.get(e["dataset"])
         else:
             printed = paper.TABLE_LDPFL.get((e["dataset"], e["epsilon"], e["range"]))
-        low, high = stats.accuracy_interval(r["accuracy"], r["test_records"])
-        rows.append(
-            {
-                **r,
-                "dataset": e["dataset"],
-                "range": e["range"],
-                "paper_accuracy": _fraction(printed),
-                "accuracy_low": round(low, 4),
-                "accuracy_high": round(high, 4),
-            }
-        )
+        rows.append({**r, "dataset": e["dataset"], "range": e["range"], "paper_accuracy": _fraction(printed)})
     table = pd.DataFrame(rows, columns=None if rows else TABLE_LDPFL_COLUMNS)
     if rows:
+        table = stats.with_accuracy_interval(table, "test_records", digits=4)
         table["difference"] = table["accuracy"] - table["paper_accuracy"]
+        table["regime"] = [regime.ldpfl(r) for r in table.to_dict("records")]
     table = table[[c for c in TABLE_LDPFL_COLUMNS if c in table]]
     write_csv(table, out_csv)
     return table

@@ -1,0 +1,169 @@
+"""The papers' claims as data (src/pipelib/claims.yaml) and their verdicts on result tables."""
+
+import pandas as pd
+import pytest
+
+from pipelib.report.claims import Claim, claims_table, load_claims, summary, verdict
+
+
+def frame(rows):
+    return pd.DataFrame(rows, columns=["dataset", "x", "method", "accuracy", "accuracy_low", "accuracy_high", "regime"])
+
+
+T = frame(
+    [
+        ["A", 1, "pm", 0.50, 0.48, 0.52, ""],
+        ["A", 8, "pm", 0.90, 0.89, 0.91, ""],
+        ["A", 1, "duchi", 0.30, 0.28, 0.32, ""],
+        ["A", 8, "duchi", 0.895, 0.885, 0.905, ""],
+        ["B", 1, "pm", 0.20, 0.18, 0.22, ""],
+        ["B", 8, "pm", 0.10, 0.08, 0.12, ""],
+    ]
+)
+
+
+def claim(**kw):
+    return Claim(**{"id": "c", "paper": "004", "where": "Fig. 4", "claim": "text", "source": "t", **kw})
+
+
+def test_greater_holds_where_the_intervals_separate_and_is_inconclusive_where_they_overlap():
+    at1 = claim(kind="greater", a={"method": "pm", "x": 1}, b={"method": "duchi", "x": 1}, per=("dataset",))
+    v = verdict(at1, T[T.dataset == "A"])
+    assert v["verdict"] == "holds" and v["numbers"] == "A: 0.500 [0.480, 0.520] vs 0.300 [0.280, 0.320]"
+    at8 = claim(kind="greater", a={"method": "pm", "x": 8}, b={"method": "duchi", "x": 8})
+    assert verdict(at8, T[T.dataset == "A"])["verdict"] == "inconclusive"
+    reverse = claim(kind="greater", a={"method": "duchi", "x": 1}, b={"method": "pm", "x": 1})
+    assert verdict(reverse, T[T.dataset == "A"])["verdict"] == "does not hold"
+
+
+def test_a_series_against_x_and_every_group_of_per():
+    grows = claim(kind="increasing", a={"method": "pm"}, x="x", per=("dataset",))
+    v = verdict(grows, T)
+    assert v["verdict"] == "does not hold"  # B falls: one group against it is enough
+    assert "A: x 1: 0.500 [0.480, 0.520] -> x 8: 0.900 [0.890, 0.910]" in v["numbers"]
+    assert verdict(grows, T[T.dataset == "A"])["verdict"] == "holds"
+    assert verdict(claim(kind="decreasing", a={"method": "pm"}, x="x"), T[T.dataset == "B"])["verdict"] == "holds"
+
+
+def test_within_and_thresholds_read_the_intervals():
+    near = claim(kind="within", a={"method": "pm", "x": 8}, b={"method": "duchi", "x": 8}, tolerance=0.03)
+    assert verdict(near, T[T.dataset == "A"])["verdict"] == "holds"  # the gap is at most 0.025
+    far = claim(kind="within", a={"method": "pm", "x": 1}, b={"method": "duchi", "x": 1}, tolerance=0.02)
+    assert verdict(far, T[T.dataset == "A"])["verdict"] == "does not hold"  # at least 0.16
+    unsure = claim(kind="within", a={"method": "pm", "x": 8}, b={"method": "duchi", "x": 8}, tolerance=0.01)
+    assert verdict(unsure, T[T.dataset == "A"])["verdict"] == "inconclusive"
+    high = claim(kind="at_least", a={"method": "pm", "x": 8}, threshold=0.85)
+    assert verdict(high, T[T.dataset == "A"])["verdict"] == "holds"
+    assert verdict(claim(kind="at_least", a={"method": "pm", "x": 8}, threshold=0.905), T[T.dataset == "A"])[
+        "verdict"
+    ] == ("inconclusive")
+    assert verdict(claim(kind="at_most", a={"method": "pm", "x": 8}, threshold=0.5), T[T.dataset == "A"])[
+        "verdict"
+    ] == ("does not hold")
+
+
+def test_missing_rows_or_a_row_outside_the_regime_leave_a_claim_untested():
+    c = claim(kind="greater", a={"method": "pm", "x": 1}, b={"method": "laplace", "x": 1})
+    assert verdict(c, T)["verdict"] == "untested"
+    assert verdict(c, None)["why"] == "t is not made by this run"
+    flagged = T.assign(regime=["owners L 2,000 (paper 10,000)"] + [""] * 5)
+    v = verdict(claim(kind="greater", a={"method": "pm", "x": 1}, b={"method": "duchi", "x": 1}), flagged[:4])
+    assert v["verdict"] == "untested" and v["regime"] == "owners L 2,000 (paper 10,000)"
+
+
+def test_a_claim_names_what_its_kind_needs():
+    with pytest.raises(ValueError, match="kind greater needs rows b"):
+        claim(kind="greater", a={"method": "pm"})
+    with pytest.raises(ValueError, match="unknown kind 'bigger'"):
+        claim(kind="bigger", a={})
+    with pytest.raises(ValueError, match="needs a tolerance"):
+        claim(kind="within", a={"x": 1}, b={"x": 8})
+
+
+def test_the_shipped_claims_load_and_the_table_summarises_per_paper(tmp_path):
+    claims = load_claims()
+    assert len(claims) >= 20 and {c.paper for c in claims} == {"001", "002", "003", "004"}
+    path = tmp_path / "t.csv"
+    T.to_csv(path, index=False)
+    mine = [
+        claim(id="a", kind="greater", a={"method": "pm", "x": 1, "dataset": "A"}, b={"method": "duchi", "x": 1}),
+        claim(id="b", kind="increasing", a={"method": "pm", "dataset": "A"}, x="x", paper="001"),
+        claim(id="c", kind="at_least", a={"method": "laplace"}, threshold=0.5),
+    ]
+    table = claims_table(mine, {"t": path}, tmp_path / "claims.csv", "tiny")
+    assert list(table["verdict"]) == ["holds", "holds", "untested"]
+    assert summary(table) == ["paper 001: 1 of 1 claims hold", "paper 004: 1 of 2 claims hold, 1 untested"]
+
+
+def test_regime_flags_name_each_departure_from_the_papers_setting():
+    from pipelib.report import regime
+
+    paper_size = {"method": "FedMD-NFDP", "rounds": 20, "public_per_round": 5000, "n": 300}
+    assert regime.fedmd(paper_size, "CIFAR-10") == ""
+    reduced = {**paper_size, "rounds": 6, "public_per_round": 500, "n": 364}
+    assert regime.fedmd(reduced, "FEMNIST") == (
+        "distillation budget 6 x 500 public queries (paper 20 x 5,000); party size n = 364 (paper 2,880)"
+    )
+    assert regime.fedmd({"method": "Centralized", "n": 3000}, "CIFAR-10") == ""  # the pooled 10 x 300
+    assert regime.ldpfl({"dataset": "MNIST", "clients": 100, "n": 600, "rounds": 10}) == ""
+    assert regime.ldpfl({"dataset": "MNIST", "clients": 8, "n": 100, "rounds": 10}) == (
+        "clients 8 (paper 100); records per client 100 (paper 600)"
+    )
+    assert regime.ldpdl({"method": "PATE", "owners": 250}) == ""
+    assert regime.ldpdl({"method": "LDP-DL", "owners": 40, "queries": 1000}) == "owners L 40 (paper 10,000)"
+    assert regime.rknn({"dataset": "CIFAR-10", "n": 28000, "public_n": 30000}) == ""  # within 10 %
+    assert (
+        regime.rknn({"dataset": "CIFAR-10", "n": 20000, "public_n": 30000}) == "private records 20,000 (paper 29,000)"
+    )
+    assert regime.rknn({"dataset": "MNIST", "n": 3000, "public_n": 5000}) == "private records 3,000 (paper 60,000)"
+    # a figure's rows carry the regime of its table's rows of the same dataset
+    table = pd.DataFrame({"dataset": ["A", "A", "B"], "method": ["LDP-DL", "PATE", "LDP-DL"], "regime": ["x", "y", ""]})
+    figure = pd.DataFrame({"dataset": ["A", "B", "C"]})
+    unknown = "regime unknown: no table_ldpdl row of this dataset in this run"
+    assert list(regime.of_figure("p004_a", figure, {"table_ldpdl": table})) == ["x", "", unknown]
+    assert set(regime.of_figure("p004_a", figure, {})) == {unknown}
+    assert regime.of_figure("p002_privacy_vs_k", figure, {"table_ldpdl": table}) is None
+
+
+def test_the_reports_first_page_is_the_claims_and_renders_as_snakemake_renders_it(tmp_path):
+    """The report's global description (pipelib.report.pages.report_front_page): the per-paper summary and every
+    claim, Table 2's rows; Snakemake renders it with Jinja (category links) and then docutils: no error, and the
+    claims' own text stays literal (a brace in it is not a template)."""
+    from docutils.core import publish_parts
+    from jinja2 import Environment
+
+    from pipelib.report.pages import report_front_page
+
+    assert "No claims yet" in report_front_page(tmp_path, "tiny")
+    claims = tmp_path / "claims.csv"
+    T.to_csv(tmp_path / "t.csv", index=False)
+    mine = [
+        claim(id="a", kind="greater", a={"method": "pm", "x": 1, "dataset": "A"}, b={"method": "duchi", "x": 1}),
+        claim(id="b", kind="at_least", a={"method": "laplace"}, threshold=0.5, claim="a {{ brace }} | bar"),
+    ]
+    claims_table(mine, {"t": tmp_path / "t.csv"}, claims, "tiny")
+    rows = [["FEMNIST", "FedMD-NFDP", 16, 0.044, 0.043, 0.5, 0.45, 0.55, 0.8064]]
+    cols = ["dataset", "method", "k", "epsilon", "delta", "accuracy", "accuracy_low", "accuracy_high"]
+    pd.DataFrame(rows, columns=[*cols, "paper_accuracy"]).to_csv(tmp_path / "table2.csv", index=False)
+    rst = report_front_page(tmp_path, "tiny")
+
+    class Category:
+        name = "Paper 004"
+
+    text = Environment().from_string(rst).render(categories={Category(): {}}, files=[])
+    text += "\n.. _claims.csv: #claims\n.. _table2.csv: #table2\n.. _Paper 004: #paper004\n"
+    html = publish_parts(text, writer_name="html", settings_overrides={"halt_level": 2})["html_body"]
+    assert "paper 004: 1 of 2 claims hold, 1 untested" in html and "a {{ brace }} | bar" in html
+    assert "0.5 [0.450, 0.550]" in html and 'href="#paper004"' in html
+
+
+def test_a_claim_over_many_groups_lists_the_ends_and_what_does_not_hold():
+    from pipelib.report.claims import MAX_GROUPS
+
+    rows = [["A", x, "pm", 0.9, 0.89, 0.91, ""] for x in range(20)]
+    rows += [["A", x, "duchi", *((0.5, 0.49, 0.51) if x != 7 else (0.95, 0.94, 0.96)), ""] for x in range(20)]
+    c = claim(kind="greater", a={"method": "pm"}, b={"method": "duchi"}, per=("x",))
+    row = verdict(c, frame(rows))
+    assert row["verdict"] == "does not hold" and row["numbers"].count("vs") == 3 < MAX_GROUPS
+    assert row["numbers"].startswith("0: 0.900 [0.890, 0.910] vs 0.500 [0.490, 0.510]; 7: 0.900")
+    assert row["numbers"].endswith("; and 17 more groups (17 holds)")
