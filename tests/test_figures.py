@@ -293,3 +293,28 @@ def test_table2_averages_a_rows_seeds_and_verify_checks_the_mean(tmp_path):
     pd.read_csv(out).assign(accuracy=0.45).to_csv(out, index=False)  # the first seed's accuracy alone
     (why,) = [why for _, why in _consistency(tmp_path)]
     assert why.startswith("row FEMNIST FedMD-NFDP k=16: accuracy differs from its result.json (0.45 vs 0.533")
+
+
+def test_compare_findings_rank_methods_only_where_the_intervals_separate():
+    """The compare page's generated sentences: per scenario and budget of epsilon per record, the best method
+    against the next (ahead only when the 95 % intervals separate), references and unrankable rows apart."""
+    from pipelib.report.pages import compare_findings
+
+    cols = ["scenario", "method", "guarantee_kind", "epsilon", "epsilon_record", "delta_vacuous", "evaluation_only"]
+    rows = [
+        ["s", "FedMD-NP", "none", math.inf, math.inf, True, False, 0.90, 0.88, 0.92],
+        ["s", "DP-SGD", "central", 1.0, 1.0, False, None, 0.80, 0.78, 0.82],
+        ["s", "PATE", "central", 8.0, 8.0, False, None, 0.70, 0.68, 0.72],
+        ["s", "LDP-DL", "local", 8.0, 96.0, False, None, 0.79, 0.75, 0.83],
+        ["s", "FedMD-LDP", "party", 0.05, 0.05, True, True, 0.89, 0.87, 0.91],
+        ["s", "FedMD-NFDP", "party", 0.05, 0.05, True, False, 0.50, 0.45, 0.55],
+    ]
+    t = pd.DataFrame(rows, columns=[*cols, "accuracy", "accuracy_low", "accuracy_high"])
+    (line,) = compare_findings(t)
+    assert line.startswith("- `s`: no guarantee (reference): best FedMD-NP 0.900 [0.880, 0.920]; ")
+    assert "at eps per record <= 1: DP-SGD 0.800 [0.780, 0.820] (central, eps per record 1), the only method" in line
+    assert "at eps per record <= 8: DP-SGD 0.800 [0.780, 0.820] (central, eps per record 1), ahead of PATE" in line
+    dp = "DP-SGD 0.800 [0.780, 0.820] (central, eps per record 1)"
+    assert f"at any epsilon: {dp}, inconclusive against LDP-DL" in line
+    assert "not ranked (evaluation-only: its models are not covered): FedMD-LDP, best 0.890" in line
+    assert "not ranked (delta >= 1/n): FedMD-NFDP, best 0.500" in line

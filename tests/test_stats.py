@@ -65,3 +65,11 @@ def test_repeated_accuracy_interval_is_over_the_runs_means():
     half = math.hypot(4.302653 * 0.1 / math.sqrt(3), 1.959964 * math.sqrt(0.7 * 0.3 / n))
     assert stats.repeated_accuracy_interval(runs, n) == pytest.approx((0.7 - half, 0.7 + half), abs=1e-5)
     assert stats.repeated_accuracy_interval([[0.5, 0.7, 0.9]], n) == stats.mean_accuracy_interval([0.5, 0.7, 0.9], n)
+
+
+def test_the_interval_from_a_rows_summary_is_the_interval_from_its_parties():
+    """A result row states its parties' mean, population std and count: the same interval as from the parties."""
+    accs = np.array([0.61, 0.7, 0.66, 0.58, 0.72])
+    summary = stats.summary_accuracy_interval(accs.mean(), accs.std(ddof=0), accs.size, 900)
+    assert summary == pytest.approx(stats.mean_accuracy_interval(accs, 900), abs=1e-12)
+    assert stats.summary_accuracy_interval(0.7, 0.0, 1, 900) == stats.accuracy_interval(0.7, 900)

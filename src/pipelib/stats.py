@@ -45,12 +45,18 @@ def mean_accuracy_interval(accuracies, n: int, confidence: float = 0.95) -> tupl
     a = np.asarray(accuracies, dtype=np.float64)
     if a.size == 0 or n <= 0:
         raise ValueError(f"an interval needs at least one party and one test record, got {a.size} and {n}")
-    mean = float(a.mean())
-    if a.size == 1:
+    return summary_accuracy_interval(float(a.mean()), float(a.std(ddof=0)), a.size, n, confidence)
+
+
+def summary_accuracy_interval(mean: float, std: float, parties: int, n: int, confidence: float = 0.95):
+    """:func:`mean_accuracy_interval` from a result row's summary: the parties' ``mean`` accuracy, their
+    standard deviation ``std`` (population, ddof 0, as FedMD's rows state it) and their number."""
+    if parties <= 1:
         return accuracy_interval(mean, n, confidence)
-    t = float(_stats.t.ppf(0.5 + confidence / 2, a.size - 1))
+    t = float(_stats.t.ppf(0.5 + confidence / 2, parties - 1))
     z = float(_stats.norm.ppf(0.5 + confidence / 2))
-    half = math.hypot(t * a.std(ddof=1) / math.sqrt(a.size), z * math.sqrt(mean * (1 - mean) / n))
+    sample_std = std * math.sqrt(parties / (parties - 1))
+    half = math.hypot(t * sample_std / math.sqrt(parties), z * math.sqrt(mean * (1 - mean) / n))
     return max(0.0, mean - half), min(1.0, mean + half)
 
 

@@ -76,6 +76,7 @@ def centralized(
         n=len(x),
         k=len(x),
         parties=len(party_paths),
+        test_n=len(x_test),
         arch=arch,
         epochs=settings.epochs,
         wall_seconds=time.perf_counter() - t0,

@@ -227,6 +227,7 @@ def dpsgd(
         n=n,
         k=n,
         parties=len(party_paths),
+        test_n=len(x_test),
         arch=arch,
         epochs=settings.epochs,
         sigma=z,

@@ -782,6 +782,59 @@ def _ldpfl_differences(t: pd.DataFrame) -> list[str]:
     ]
 
 
+BUDGETS = (1.0, 8.0, math.inf)  # epsilon per record: the budgets at which the compare page ranks methods
+
+
+def _acc(r: dict) -> str:
+    """'0.862 [0.84, 0.88] (central, eps 8)': a row's accuracy, interval, kind of guarantee and epsilon."""
+    interval = "" if pd.isna(r.get("accuracy_low")) else f" [{r['accuracy_low']:.3f}, {r['accuracy_high']:.3f}]"
+    if r["guarantee_kind"] == "none":
+        return f"{r['method']} {r['accuracy']:.3f}{interval}"
+    return f"{r['method']} {r['accuracy']:.3f}{interval} ({r['guarantee_kind']}, eps per record {fmt(r['eps'])})"
+
+
+def compare_findings(t: pd.DataFrame) -> list[str]:
+    """Sentences generated from compare.csv, per scenario: at each budget of epsilon per record (<= 1, <= 8,
+    any), among rows whose guarantee has delta < 1/n and covers the accuracy it is shown with, each method's
+    best row; the leader against the runner-up is *ahead* when their 95 % intervals separate, else
+    *inconclusive*.  Rows without a guarantee are the references; FedMD-LDP's evaluation-only rows and rows
+    with delta >= 1/n are named apart, never ranked."""
+    t = t.copy()
+    t["eps"] = t["epsilon_record"].fillna(t["epsilon"]) if "epsilon_record" in t else t["epsilon"]
+    vacuous = t["delta_vacuous"].astype(str).eq("True")
+    evaluation = t["evaluation_only"].astype(str).eq("True") if "evaluation_only" in t else vacuous & False
+    lines = []
+    for scenario, rows in t.groupby("scenario", sort=True):
+        ref = rows[rows.guarantee_kind == "none"].sort_values("accuracy", ascending=False)
+        guarded = rows[(rows.guarantee_kind != "none") & ~vacuous[rows.index] & ~evaluation[rows.index]]
+        parts = []
+        if not ref.empty:
+            parts.append(f"no guarantee (reference): best {_acc(ref.iloc[0].to_dict())}")
+        shown = None
+        for high in BUDGETS:
+            band = guarded[guarded.eps <= high]
+            label = f"at eps per record <= {fmt(high)}" if math.isfinite(high) else "at any epsilon"
+            best = band.sort_values("accuracy", ascending=False).groupby("method", sort=False).head(1)
+            if best.empty or tuple(best.index) == shown:  # nothing, or the same rows as the tighter budget
+                continue
+            shown = tuple(best.index)
+            lead = best.iloc[0].to_dict()
+            if len(best) == 1:
+                parts.append(f"{label}: {_acc(lead)}, the only method with such a row")
+                continue
+            second = best.iloc[1].to_dict()
+            ahead = not pd.isna(lead.get("accuracy_low")) and not pd.isna(second.get("accuracy_high"))
+            ahead = ahead and lead["accuracy_low"] > second["accuracy_high"]
+            verdict = "ahead of" if ahead else "inconclusive against"
+            parts.append(f"{label}: {_acc(lead)}, {verdict} {_acc(second)}")
+        apart = rows[(rows.guarantee_kind != "none") & (vacuous[rows.index] | evaluation[rows.index])]
+        for method, g in apart.groupby("method", sort=True):
+            why = "evaluation-only: its models are not covered" if evaluation[g.index].any() else "delta >= 1/n"
+            parts.append(f"not ranked ({why}): {method}, best {g['accuracy'].max():.3f}")
+        lines.append(f"- `{scenario}`: " + "; ".join(parts) + ".")
+    return lines
+
+
 def compare_page(compare_csv, audit_csv, command: str, figures: dict | None = None) -> str:
     """All methods side by side (issue 16): per scenario, every method's best accuracy at each kind of
     guarantee and its (epsilon, delta), and the audit's empirical bounds beside the claims; ``figures``
@@ -802,6 +855,16 @@ def compare_page(compare_csv, audit_csv, command: str, figures: dict | None = No
         "`claim`); `delta >= 1/n` marks a vacuous delta; `eps per record` protects one record of the private pool "
         "(LDP-DL with overlapping owners: the sum over the owners that hold it, at its worst record; every other "
         "method: its guarantee, each record being one party's).",
+        "",
+        "## What this run shows",
+        "",
+        "Generated from compare.csv (`pipelib.report.pages.compare_findings`): per scenario and band of epsilon per "
+        "record, among rows whose guarantee has delta < 1/n and covers the model it is measured on, the most "
+        "accurate method against the next one: *ahead* when their 95 % intervals separate, else *inconclusive*. "
+        "A comparison across kinds of guarantee (central needs a trusted curator, local does not) is one of "
+        "accuracy at the same epsilon per record only.",
+        "",
+        *compare_findings(t),
         "",
     ]
     for scenario, rows in t.groupby("scenario", sort=True):

@@ -114,6 +114,24 @@ def claims(table: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def with_interval(table: pd.DataFrame) -> pd.DataFrame:
+    """Result rows with each accuracy's 95 % interval (accuracy_low, accuracy_high): a FedMD row's over its
+    parties (its summary: mean, std, count) and test records, any other row's Wilson interval over its test
+    records (``test_n``, or LDP-FL's ``test_records``); none where the row does not say how many."""
+    n = table["test_n"] if "test_n" in table else pd.Series(float("nan"), index=table.index)
+    if "test_records" in table:
+        n = n.fillna(table["test_records"])
+    bounds = []
+    for r, records in zip(table.to_dict("records"), n):
+        if pd.isna(records) or pd.isna(r["accuracy"]):
+            bounds.append((float("nan"), float("nan")))
+        elif str(r["method"]).startswith("FedMD") and not pd.isna(r.get("accuracy_std")):
+            bounds.append(stats.summary_accuracy_interval(r["accuracy"], r["accuracy_std"], int(r["parties"]), records))
+        else:
+            bounds.append(stats.accuracy_interval(r["accuracy"], int(records)))
+    return table.assign(accuracy_low=[b[0] for b in bounds], accuracy_high=[b[1] for b in bounds])
+
+
 def compare(result_paths, out_csv, delta_ref: float) -> pd.DataFrame:
     """results/compare.csv: every result row of every method that was run, in the common schema, then
     the kind of its guarantee and the claim its paper states (:func:`claims`)."""
@@ -124,6 +142,7 @@ def compare(result_paths, out_csv, delta_ref: float) -> pd.DataFrame:
         # the row's label accuracy compares two label spaces, so it is left out
         other = table["public_dataset"] != table["private_dataset"]
         table.loc[other, "label_accuracy"] = float("nan")
+    table = with_interval(table)
     n = len([c for c in RESULT_COLUMNS if c in table])
     extra = claims(table)
     table = table.drop(columns=[c for c in extra if c in table])
