@@ -10,6 +10,7 @@ import yaml
 from jsonschema import Draft202012Validator
 
 from . import vocab
+from .runs import FedmdRun
 
 # Columns each dataset's ingested tables carry (what a task or scheme may refer to).
 WRITER_DATASETS = {"femnist", "femnist_letters"}
@@ -381,9 +382,9 @@ def fedmd_compare_runs(config: dict) -> list[tuple[str, str]]:
         for c in entries
         if c["scenario"] in running
         for run in [
-            "np",
-            *[f"nfdp-{c['sampling']}-k{k}" for k in c["k"]],
-            *[f"ldp-{c['sampling']}-k{k}" for k in c.get("ldp_k", [])],
+            FedmdRun("np").name,
+            *[FedmdRun.nfdp(c["sampling"], k).name for k in c["k"]],
+            *[FedmdRun.ldp(c["sampling"], k).name for k in c.get("ldp_k", [])],
         ]
     ]
 

@@ -17,6 +17,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .runs import FedmdRun
+
 # Offline copies' split sizes (../shared/data), used before a dataset is ingested; and image shapes.
 SIZES = {
     "mnist": (60000, 10000),
@@ -163,11 +165,11 @@ def job_work(rule: str, wc: dict, config: dict, results_dir: str) -> Work | None
             f = {**f, "rounds": int(wc["rounds"]), "public_per_round": int(wc["q"])}
         shape = SHAPES[sc["public"]]
         ns, w.estimated = _party_n(config, results_dir, wc["scenario"])
-        kind, *rest = wc["run"].split("-")
+        run = FedmdRun.parse(wc["run"])
         test = _test_n(config, results_dir, wc["scenario"])
         for i, n in enumerate(ns):
             arch = f["architectures"][i % len(f["architectures"])]
-            n = int(rest[1][1:]) if kind == "nfdp" else n
+            n = run.k if run.kind == "nfdp" else n
             w.add(arch, shape, f["init_batch"], f["init_epochs"] * n)
             w.add(arch, shape, f["digest_batch"], f["rounds"] * f["digest_epochs"] * f["public_per_round"])
             w.add(arch, shape, f["revisit_batch"], f["rounds"] * f["revisit_epochs"] * n)

@@ -64,7 +64,7 @@ rule audit_fedmd:
         runtime=10,
     params:
         code=code("audit_fedmd.py"),
-        method=lambda wc: "FedMD-NP" if wc.run == "np" else "FedMD-NFDP",
+        method=lambda wc: FedmdRun.parse(wc.run).method,
         label_offset=lambda wc: raw.dataset(SCENARIOS[wc.scenario]["public"]).classes,
         audit=AUDIT,
         fields=lambda wc: {

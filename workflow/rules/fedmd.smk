@@ -88,7 +88,9 @@ rule fedmd:
         seed=lambda wc: seed_of(wc.scenario),
         # only FedMD-LDP draws noise in this job (NFDP's randomness is in its samples, an input)
         randomness=lambda wc: (
-            config["privacy"]["randomness"] if wc.run.startswith("ldp") else "none"
+            config["privacy"]["randomness"]
+            if FedmdRun.parse(wc.run).draws_noise
+            else "none"
         ),
         preset=config["preset"],
         # progress is saved here after every round; a killed or pre-empted job resumes from it
@@ -152,7 +154,9 @@ use rule fedmd as fedmd_budget with:
         ).classes,
         seed=lambda wc: seed_of(wc.scenario),
         randomness=lambda wc: (
-            config["privacy"]["randomness"] if wc.run.startswith("ldp") else "none"
+            config["privacy"]["randomness"]
+            if FedmdRun.parse(wc.run).draws_noise
+            else "none"
         ),
         preset=config["preset"],
         checkpoint=lambda wc: res(

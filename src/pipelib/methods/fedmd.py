@@ -27,6 +27,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from ..runs import FedmdRun
 from ..seeding import rng
 from ..train import loop
 from ..vocab import ANSWERS
@@ -273,14 +274,6 @@ def noise_for(schedule: Schedule, epsilon: float, delta: float) -> float:
 # ------------------------------------------------------------------------------------ stage entry
 
 
-def parse_method(method: str) -> tuple[str, str | None, int | None]:
-    """'np' -> ('np', None, None); 'nfdp-with_replacement-k16' -> ('nfdp', 'with_replacement', 16)."""
-    if method == "np":
-        return "np", None, None
-    kind, sampling, k = method.split("-")
-    return kind, sampling, int(k[1:])
-
-
 def worst_party(ledger_path) -> dict:
     """The NFDP ledger row of the party with the weakest guarantee (the smallest n): the row's claim."""
 
@@ -332,7 +325,8 @@ def run_row(
     from .rounds import wall_seconds
 
     scenario, answer, method = release["scenario"], release["answer"], release["run"]
-    kind, _, _ = parse_method(method)
+    run = FedmdRun.parse(method)
+    kind = run.kind
     loop.set_threads(cfg["threads"])
     dev = loop.pick_device(cfg["device"])
     schedule = Schedule.from_config(cfg)
@@ -454,7 +448,7 @@ def run_row(
     )
     row = result_row(
         guarantee,
-        method={"np": "FedMD-NP", "nfdp": "FedMD-NFDP", "ldp": "FedMD-LDP"}[kind],
+        method=run.method,
         scenario=scenario,
         public_dataset=pub_meta["dataset"],
         private_dataset=test_meta["dataset"],

@@ -1,0 +1,55 @@
+"""pipelib.design: what a config asks the workflow to make, without starting Snakemake."""
+
+from pathlib import Path
+
+import pytest
+
+from pipelib.config import load, validate
+from pipelib.design import Design, DesignError
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+class Wildcards(dict):
+    """What Snakemake passes an input function: the wildcards by name and as attributes."""
+
+    __getattr__ = dict.__getitem__
+
+
+def design(*presets, **overrides) -> Design:
+    config = load(REPO / "config.yaml", *[REPO / "presets" / f"{p}.yaml" for p in presets])
+    return Design(validate({**config, **overrides}))
+
+
+def test_table2_rows_and_their_inputs_are_paths_under_the_presets_results():
+    d = design("tiny")
+    assert d.RESULTS == "results/tiny" and d.res("table2.csv") == "results/tiny/table2.csv"
+    rows = d.table2_rows()
+    assert ("FEMNIST", "np") in rows and ("CIFAR-10", "ldp-with_replacement-k16") in rows
+    wc = Wildcards(scenario="femnist_iid", answer="softmax", run="nfdp-with_replacement-k16")
+    inputs = d.fedmd_inputs(wc)
+    sample = "results/tiny/samples/femnist_iid/with_replacement-k16"
+    assert inputs["parties"][0] == f"{sample}/party-0.parquet" and inputs["ledger"] == f"{sample}/ledger.csv"
+    assert inputs["public"] == "results/tiny/partitions/femnist_iid/public.parquet"
+    np_inputs = d.fedmd_inputs(Wildcards(scenario="femnist_iid", answer="softmax", run="np"))
+    assert np_inputs["parties"][0] == "results/tiny/partitions/femnist_iid/party-0.parquet"
+    assert "ledger" not in np_inputs  # FedMD-NP reads no sample
+
+
+def test_every_target_of_rule_all_is_named_once_and_the_claims_are_among_them():
+    targets = design("tiny").all_targets()
+    assert len(targets) == len(set(targets))
+    assert {"results/tiny/claims.csv", "docs/reproduction/tiny/claims.md", "results/tiny/compare.csv"} <= set(targets)
+
+
+def test_the_rules_namespace_holds_the_designs_methods_and_constants():
+    d = design("tiny")
+    names = d.exports()
+    assert names["fedmd_inputs"] == d.fedmd_inputs and names["SCENARIOS"] is d.SCENARIOS
+    assert "exports" not in names and not [n for n in names if n.startswith("_")]
+
+
+def test_a_budget_on_a_pool_scenario_with_other_pretraining_epochs_is_refused():
+    d = design("tiny")
+    with pytest.raises(DesignError, match="pre-training epochs 7 on scenario 'rknn_mnist'"):
+        d.pretrained("rknn_mnist", d.FEDMD["architectures"][0], 7)
