@@ -1,7 +1,9 @@
 """Shared fixtures: the offline data root (../shared/data beside the checkout, or $PIPELIB_DATA_ROOT).
 
-Tests run in groups: fast unit tests first, then the workflow on the tiny preset (``workflow``), then the
-local SLURM cluster (``slurm``); ``pytest -m "not workflow and not slurm"`` runs the unit tests alone.
+Tests run in groups: lint first, then the fast unit tests, then the workflow on the tiny preset
+(``workflow``), then the local SLURM cluster (``slurm``); ``pytest -m "not workflow and not slurm"`` runs the
+lint and unit tests alone.  A lint or unit failure stops the run before the workflow group (minutes, not
+the half hour the workflow takes): fix it first.
 """
 
 import os
@@ -18,13 +20,35 @@ DATA_ROOT = Path(os.environ.get("PIPELIB_DATA_ROOT", REPO.parent / "shared" / "d
 GROUPS = ("workflow", "slurm")
 
 
+def group(item) -> int:
+    """0: lint, 1: unit tests, then one per GROUPS entry."""
+    if item.path.name == "test_lint.py":
+        return 0
+    return next((i + 2 for i, g in enumerate(GROUPS) if item.get_closest_marker(g)), 1)
+
+
 def pytest_collection_modifyitems(config, items):
-    """Unit tests first, then the workflow tests, then the SLURM tests (stable within a group)."""
-
-    def group(item):
-        return next((i + 1 for i, g in enumerate(GROUPS) if item.get_closest_marker(g)), 0)
-
+    """Lint first, then the unit tests, then the workflow tests, then the SLURM tests (stable within a group)."""
     items.sort(key=group)
+
+
+FAILED_FAST = []  # the lint and unit tests that failed
+
+
+def pytest_runtest_makereport(item, call):
+    failed = call.excinfo is not None and not call.excinfo.errisinstance(pytest.skip.Exception)
+    if failed and call.when in ("setup", "call") and group(item) <= 1:
+        FAILED_FAST.append(item.nodeid)
+
+
+def pytest_runtest_setup(item):
+    """The first workflow or SLURM test ends the session if a lint or unit test failed (each named)."""
+    if group(item) > 1 and FAILED_FAST:
+        pytest.exit(
+            f"{len(FAILED_FAST)} lint or unit test(s) failed ({', '.join(FAILED_FAST[:5])}); the workflow and "
+            "SLURM tests were not run",
+            returncode=1,
+        )
 
 
 @pytest.fixture(scope="session")
