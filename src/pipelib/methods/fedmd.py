@@ -325,8 +325,8 @@ def run_row(
     from .rounds import wall_seconds
 
     scenario, answer, method = release["scenario"], release["answer"], release["run"]
-    run = FedmdRun.parse(method)
-    kind = run.kind
+    fedmd_run = FedmdRun.parse(method)
+    kind = fedmd_run.kind
     loop.set_threads(cfg["threads"])
     dev = loop.pick_device(cfg["device"])
     schedule = Schedule.from_config(cfg)
@@ -448,7 +448,7 @@ def run_row(
     )
     row = result_row(
         guarantee,
-        method=run.method,
+        method=fedmd_run.method,
         scenario=scenario,
         public_dataset=pub_meta["dataset"],
         private_dataset=test_meta["dataset"],
