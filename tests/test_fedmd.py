@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from pipelib.methods import fedmd
-from pipelib.methods.rounds import wall_seconds
+from pipelib.methods.rounds import run_rounds, wall_seconds
 from pipelib.train import checkpoint, loop, models
 from pipelib.vocab import ANSWERS
 
@@ -72,7 +72,7 @@ def test_fit_learns_and_keeps_channels_last():
     m = loop.prepare(models.build("cnn2-8-16-d0.1", (1, 16, 16), 4), "cpu")
     gen = torch.Generator().manual_seed(0)
     before = loop.accuracy(m, x, y)
-    stats = loop.fit(m, models.optimizer(m, 1e-2), x, y, loop.hard_ce, 5, 32, gen)
+    stats = loop.fit(m, models.optimizer(m, 1e-2), (x, y), loop.CROSS_ENTROPY, 5, 32, gen)
     assert loop.accuracy(m, x, y) > max(0.9, before) and stats["images"] == 5 * 256
 
 
@@ -124,7 +124,9 @@ class StubModel(torch.nn.Module):
 
 def party_with(logits, answer, sigma=0.0, seed=0):
     gen = torch.Generator().manual_seed(seed)
-    return fedmd.Party(0, StubModel(logits), None, None, None, answer, gen, sigma, torch.Generator().manual_seed(seed))
+    return fedmd.Party(
+        0, StubModel(logits), None, (None, None), answer, gen, (sigma, torch.Generator().manual_seed(seed))
+    )
 
 
 @pytest.mark.parametrize("answer", ANSWERS)
@@ -193,12 +195,10 @@ def make_run(tmp_path, ckpt=None, stop_after=None, answer="softmax", sigma=0.0):
                 i,
                 m,
                 models.optimizer(m, 1e-2),
-                x,
-                y,
+                (x, y),
                 answer,
                 torch.Generator().manual_seed(i),
-                sigma,
-                torch.Generator().manual_seed(100 + i),
+                (sigma, torch.Generator().manual_seed(100 + i)),
             )
         )
     schedule = fedmd.Schedule(
@@ -216,18 +216,8 @@ def make_run(tmp_path, ckpt=None, stop_after=None, answer="softmax", sigma=0.0):
         if stop_after is not None and rows[0]["round"] == stop_after:
             raise KeyboardInterrupt("killed")
 
-    return fedmd.run(
-        parties,
-        fedmd.Server(300, 60, answer, seed=5),
-        x_pub,
-        x_test,
-        y_test,
-        schedule,
-        (0, 4),
-        checkpoint=ckpt,
-        fingerprint="f",
-        on_round=stop,
-    )
+    protocol = fedmd.FedMD(parties, fedmd.Server(300, 60, answer, seed=5), x_pub, x_test, y_test, schedule, (0, 4))
+    return run_rounds(protocol, ckpt, "f", stop)
 
 
 @pytest.mark.parametrize("answer,sigma", [("softmax", 0.0), ("argmax", 0.5), ("logits", 0.0)])
@@ -264,10 +254,10 @@ def test_resumable_epochs_continue_where_a_killed_job_stopped(tmp_path):
         m = loop.prepare(models.build("cnn2-4-8-d0.1", (1, 16, 16), 4), "cpu")
         opt = models.optimizer(m, 1e-2)
         history = []
-        for epoch in checkpoint.resumable_epochs(4, ckpt, "fp", m, opt, gen, history):
+        for epoch in checkpoint.resumable_epochs(4, checkpoint.Resume(ckpt, "fp"), m, opt, gen, history):
             if epoch == stop_at:
                 raise KeyboardInterrupt("killed")
-            history.append(loop.fit(m, opt, x, y, loop.hard_ce, 1, 16, gen)["loss"])
+            history.append(loop.fit(m, opt, (x, y), loop.CROSS_ENTROPY, 1, 16, gen)["loss"])
         return history, [p.detach().clone() for p in m.parameters()]
 
     full, params = run(None)

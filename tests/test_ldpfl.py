@@ -157,13 +157,10 @@ def run_fedavg(mechanism=None, ranges=(0.0, 0.5), rounds=3, group=2):
         model,
         clients,
         server,
-        ldpfl.LocalSGD(model, 0.1, 1, 10),
+        ldpfl.LocalSGD(model, 0.1, 1, 10, group=group),
         rounds,
-        test.x,
-        test.y,
-        mechanism=mechanism,
-        noise_seed=lambda t, cid: 1000 * t + cid,
-        group=group,
+        (test.x, test.y),
+        privacy=(mechanism, lambda t, cid: 1000 * t + cid),
     )
     from pipelib.methods.rounds import run_rounds
 

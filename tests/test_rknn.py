@@ -261,7 +261,11 @@ def test_augment_keeps_shape_and_range(rgb):
 def test_simclr_trains_and_embeds():
     torch.manual_seed(0)
     x = torch.randint(0, 255, (64, 1, 28, 28), dtype=torch.uint8)
-    enc = represent.train_simclr(x, "cnn2-4-8-d0.1", 8, 1, 32, 1e-3, 0.5, torch.Generator().manual_seed(0))
+    enc = represent.train_simclr(
+        x,
+        {"arch": "cnn2-4-8-d0.1", "dim": 8, "epochs": 1, "batch": 32, "lr": 1e-3, "temperature": 0.5},
+        torch.Generator().manual_seed(0),
+    )
     e = represent.embed(enc, x)
     assert e.shape == (64, 8) and np.allclose(np.linalg.norm(e, axis=1), 1, atol=1e-5)
 

@@ -80,34 +80,24 @@ def counts_scores(excess: np.ndarray, neighbours: np.ndarray, canary_label: np.n
 
 
 def audit_distill(
-    *,
-    teacher_spec: str,
-    mechanism: str,
-    canaries_path,
-    release_path,
-    guarantee_path,
-    known_paths: list,
-    centers_npy,
-    encoder: dict,
-    model_paths: list,
-    audit_settings: dict,
-    fields: dict,
-    out_json,
+    *, teacher_spec: str, mechanism: str, inputs: dict, encoder: dict, audit_settings: dict, fields: dict, out_json
 ) -> dict:
     """Audit a distillation release (reverse k-NN counts).  Central: the curator's noisy sum, less the
-    exact votes of the base scenario's parties (``known_paths``: every record but the canaries, which a
+    exact votes of the base scenario's parties (input ``known``: every record but the canaries, which a
     DP adversary may know).  Local: party 0's own reports de-biased (the least noisy release that holds
-    the canaries' reports), less party 0's exact votes in the base scenario."""
+    the canaries' reports), less party 0's exact votes in the base scenario.  ``inputs``: canaries,
+    release, guarantee, known, centers, model (the encoder's model files)."""
     from .methods.distill import teacher
     from .methods.rknn import nearest_queries
     from .privacy import registry
     from .represent import embed_images
 
     t0 = time.perf_counter()
-    frame, pixels, meta = read_images(canaries_path)  # true label, canary_label, included; adjacency
+    release_path = inputs["release"]
+    frame, pixels, meta = read_images(inputs["canaries"])  # true label, canary_label, included; adjacency
     t = teacher(teacher_spec)
-    centers = load_npy(centers_npy)
-    known = sum(load_npy(p) for p in known_paths).astype(np.float64)
+    centers = load_npy(inputs["centers"])
+    known = sum(load_npy(p) for p in inputs["known"]).astype(np.float64)
     if str(release_path).endswith(".npy"):
         counts, released = load_npy(release_path), "the curator's noisy counts"
     else:
@@ -115,14 +105,14 @@ def audit_distill(
         reports = np.asarray(report["released"], dtype=np.float64)
         counts = registry.parse(mechanism).estimate(reports, report["records"], report["k"]).reshape(known.shape)
         released = "party 0's local reports"
-    neighbours = nearest_queries(embed_images(pixels, encoder, model_paths, "cpu"), centers, t.k)
+    neighbours = nearest_queries(embed_images(pixels, encoder, inputs["model"], "cpu"), centers, t.k)
     scores = counts_scores(
         counts - known,
         neighbours,
         frame["canary_label"].to_numpy().astype(np.int64),
         frame["label"].to_numpy().astype(np.int64),
     )
-    (claim,) = [Guarantee.from_row(r) for r in read_releases(guarantee_path)]
+    (claim,) = [Guarantee.from_row(r) for r in read_releases(inputs["guarantee"])]
     included = frame["included"].to_numpy()
     found = audit(scores, included, audit_delta(claim), audit_settings["confidence"], audit_settings["fractions"])
     row = _row(
@@ -151,19 +141,12 @@ def model_scores(logits, canary_label: np.ndarray, true_label: np.ndarray) -> np
 
 
 def _audit_model(
-    model,
-    method: str,
-    released: str,
-    canaries,
-    label_offset: int,
-    claim: Guarantee,
-    settings: dict,
-    fields: dict,
-    t0: float,
-    out_json,
-    paper_epsilon: float | None = None,
+    model, claim: Guarantee, canaries, label_offset: int, settings: dict, out_json, t0: float, **about
 ) -> dict:
-    """Score every canary by the released ``model`` (:func:`model_scores`) and bound epsilon."""
+    """Score every canary by the released ``model`` (:func:`model_scores`) and bound epsilon.  ``about``:
+    the row's description (method, released, the rule's fields) and, where a paper claims a different
+    epsilon, ``paper_epsilon``."""
+    paper_epsilon = about.pop("paper_epsilon", None)
     from .train import loop
 
     frame, pixels, meta = canaries
@@ -178,12 +161,10 @@ def _audit_model(
     row = _row(
         claim,
         found,
-        method=method,
-        released=released,
         canary_adjacency=CANARY_ADJACENCY[meta["adjacency"]],
         score="log-likelihood of the canary label minus of its true label",
         wall_seconds=round(time.perf_counter() - t0, 2),
-        **fields,
+        **about,
     )
     if paper_epsilon is not None:  # a paper's claim beside the guarantee (LDP-FL's per-weight epsilon)
         row["paper_epsilon"] = paper_epsilon
@@ -218,8 +199,9 @@ def audit_party_model(
     claim = Guarantee.from_row(rows[0]) if rows else NO_PRIVACY
     model = model_from_state(state, "cpu")
     return _audit_model(
-        model, method, "party 0's final model", canaries, label_offset, claim, audit_settings, fields, t0, out_json
-    )
+        model, claim, canaries, label_offset, audit_settings, out_json, t0,
+        method=method, released="party 0's final model", **fields,
+    )  # fmt: skip
 
 
 def audit_dp_model(
@@ -233,17 +215,9 @@ def audit_dp_model(
     (claim,) = [Guarantee.from_row(r) for r in read_releases(releases_path)]
     model = load_dp_model(model_path, "cpu")
     return _audit_model(
-        model,
-        "DP-SGD",
-        "the DP-SGD model",
-        read_images(canaries_path),
-        label_offset,
-        claim,
-        audit_settings,
-        fields,
-        t0,
-        out_json,
-    )
+        model, claim, read_images(canaries_path), label_offset, audit_settings, out_json, t0,
+        method="DP-SGD", released="the DP-SGD model", **fields,
+    )  # fmt: skip
 
 
 def audit_ldpfl_model(
@@ -265,18 +239,12 @@ def audit_ldpfl_model(
     paper = rows[0].get("paper_epsilon") if rows else None
     model = model_from_state(load_torch(model_path), "cpu")
     return _audit_model(
-        model,
-        "LDP-FL" if math.isfinite(claim.epsilon) else "FedAvg",
-        "the final global model",
-        canaries,
-        0,
-        claim,
-        audit_settings,
-        fields,
-        t0,
-        out_json,
+        model, claim, canaries, 0, audit_settings, out_json, t0,
+        method="LDP-FL" if math.isfinite(claim.epsilon) else "FedAvg",
+        released="the final global model",
         paper_epsilon=None if paper is None or (isinstance(paper, float) and math.isnan(paper)) else float(paper),
-    )
+        **fields,
+    )  # fmt: skip
 
 
 def audit_student(
@@ -298,7 +266,9 @@ def audit_student(
     else:
         (claim,) = [Guarantee.from_row(r) for r in read_releases(claim_path)]
     model = model_from_state(load_torch(model_path), "cpu")
-    return _audit_model(model, method, "the final student", canaries, 0, claim, audit_settings, fields, t0, out_json)
+    return _audit_model(
+        model, claim, canaries, 0, audit_settings, out_json, t0, method=method, released="the final student", **fields
+    )
 
 
 def audit_validation(

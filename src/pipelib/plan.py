@@ -243,11 +243,11 @@ def measure(arch: str, shape, device, batches=(SMALL, LARGE), steps: int = 2) ->
         x = torch.randint(0, 255, (batch * (steps + 1), *shape), dtype=torch.uint8, generator=gen)
         x = x.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2).to(device)
         y = torch.randint(0, 16, (len(x),), generator=gen).to(device)
-        loop.fit(model, opt, x[:batch], y[:batch], loop.hard_ce, 1, batch, gen)  # warm-up
+        loop.fit(model, opt, (x[:batch], y[:batch]), loop.CROSS_ENTROPY, 1, batch, gen)  # warm-up
         if device.type == "cuda":
             torch.cuda.synchronize()
         t0 = time.perf_counter()
-        loop.fit(model, opt, x[batch:], y[batch:], loop.hard_ce, 1, batch, gen)
+        loop.fit(model, opt, (x[batch:], y[batch:]), loop.CROSS_ENTROPY, 1, batch, gen)
         if device.type == "cuda":
             torch.cuda.synchronize()
         out.append((time.perf_counter() - t0) / steps)

@@ -21,7 +21,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from .io import atomic_path, save_npy
+from .job import Job
 from .train import loop
+from .train.checkpoint import NO_RESUME, Resume
 from .train.models import build
 from .vocab import ENCODER_KINDS
 
@@ -169,36 +171,24 @@ def nt_xent(z: torch.Tensor, temperature: float) -> torch.Tensor:
     return F.cross_entropy(sim, target)
 
 
-def train_simclr(
-    x_u8: torch.Tensor,
-    arch: str,
-    dim: int,
-    epochs: int,
-    batch: int,
-    lr: float,
-    temperature: float,
-    gen: torch.Generator,
-    checkpoint=None,
-    fingerprint: str = "",
-) -> Encoder:
-    """Train an encoder on unlabelled images (public data only) with SimCLR's contrastive loss."""
-    encoder = Encoder(arch, x_u8.shape[1:], dim)
+def train_simclr(x_u8: torch.Tensor, settings: dict, gen: torch.Generator, resume: Resume = NO_RESUME) -> Encoder:
+    """Train an encoder on unlabelled images (public data only) with SimCLR's contrastive loss.
+    ``settings``: arch, dim, epochs, batch, lr, temperature."""
+    encoder = Encoder(settings["arch"], x_u8.shape[1:], settings["dim"])
     model = loop.prepare(SimCLR(encoder), x_u8.device)
-    opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=1e-6)
-    from .train.supervised import TrainSettings, train_supervised
+    opt = torch.optim.Adam(model.parameters(), lr=settings["lr"], weight_decay=1e-6)
+    from .train.supervised import Monitor, TrainSettings, train_supervised
 
     dummy = torch.zeros(len(x_u8), dtype=torch.long, device=x_u8.device)  # no labels: the loss pairs the views
     train_supervised(
         model,
         opt,
-        x_u8,
-        dummy,
-        TrainSettings(epochs, batch, lr),
+        (x_u8, dummy),
+        TrainSettings.from_config(settings),
         gen,
-        name="simclr",
-        loss=lambda z, _: nt_xent(z, temperature),
-        checkpoint=checkpoint,
-        fingerprint=fingerprint,
+        Monitor("simclr"),
+        objective=loop.Objective(lambda z, _: nt_xent(z, settings["temperature"])),
+        resume=resume,
     )
     return encoder.eval()
 
@@ -268,7 +258,7 @@ def mine_neighbours(features: np.ndarray, k: int) -> np.ndarray:
 def train_scan(features: np.ndarray, settings: dict, gen: torch.Generator) -> ScanHead:
     """SCAN on fixed features (public only): the clustering step on mined nearest neighbours, then
     self-labelling on the confidently assigned rows (probability > ``threshold``)."""
-    from .train.supervised import TrainSettings, train_supervised
+    from .train.supervised import Monitor, TrainSettings, train_supervised
 
     f = torch.from_numpy(l2_normalize(features))
     ids = torch.arange(len(f))
@@ -279,13 +269,11 @@ def train_scan(features: np.ndarray, settings: dict, gen: torch.Generator) -> Sc
     train_supervised(
         _Rows(head, f, neighbours),
         opt,
-        ids,
-        torch.zeros_like(ids),
+        (ids, torch.zeros_like(ids)),
         TrainSettings(settings["epochs"], settings["batch"], settings["lr"]),
         gen,
-        name="scan",
-        loss=lambda z, _: scan_loss(z, settings["entropy_weight"]),
-        prep=same,
+        Monitor("scan"),
+        objective=loop.Objective(lambda z, _: scan_loss(z, settings["entropy_weight"]), prep=same),
     )
     for round_ in range(settings["selflabel_epochs"]):  # re-select the confident rows every epoch
         with torch.no_grad():
@@ -297,12 +285,11 @@ def train_scan(features: np.ndarray, settings: dict, gen: torch.Generator) -> Sc
         train_supervised(
             _Rows(head, f),
             opt,
-            confident,
-            prob.argmax(1)[confident],
+            (confident, prob.argmax(1)[confident]),
             TrainSettings(1, settings["batch"], settings["lr"]),
             gen,
-            name="scan self-label",
-            prep=same,
+            Monitor("scan self-label"),
+            objective=loop.Objective(prep=same),
         )
     return head.eval()
 
@@ -423,20 +410,10 @@ def umap_embed(state: dict, features: np.ndarray) -> np.ndarray:
     return pickle.loads(state["reducer"]).transform(features).astype(np.float32)
 
 
-def train_encoder(
-    *,
-    name: str,
-    settings: dict,
-    public_path,
-    seed: int,
-    device: str,
-    threads: int,
-    out_model,
-    base_models=(),
-    checkpoint=None,
-) -> None:
-    """Fit the encoder ``name`` on the scenario's public images only (no labels): SimCLR on the images,
-    UMAP or a SCAN head on its input encoder's embeddings of them."""
+def train_encoder(job: Job, settings: dict) -> None:
+    """Fit the job's ``encoder`` on the scenario's public images only (input ``public``; no labels):
+    SimCLR on the images, UMAP or a SCAN head on its input encoder's embeddings of them (input ``base``:
+    that encoder's model files).  Writes the job's one output."""
 
     from .data.loaders import load_public
     from .io import read_images
@@ -444,7 +421,15 @@ def train_encoder(
     from .train.checkpoint import clear_checkpoint, fingerprint
     from .train.supervised import save_state
 
-    loop.set_threads(threads)
+    name, seed, device, checkpoint, public_path = (
+        job["encoder"],
+        job.seed,
+        job.device,
+        job.checkpoint,
+        job.input["public"],
+    )
+    base_models, out_model = job.input.get("base", []), job.output["model"]
+    loop.set_threads(job.threads)
     if settings["kind"] in ("umap", "scan"):
         _, images, _ = read_images(public_path)
         features = embed_images(images, settings["base"], base_models, device)
@@ -466,18 +451,7 @@ def train_encoder(
         x = x[torch.from_numpy(keep).to(dev)]
     gen = loop.seed_everything(torch_seed(seed, "simclr", name))
     fp = fingerprint("simclr", name, settings, str(public_path), seed)
-    model = train_simclr(
-        x,
-        settings["arch"],
-        settings["dim"],
-        settings["epochs"],
-        settings["batch"],
-        settings["lr"],
-        settings["temperature"],
-        gen,
-        checkpoint,
-        fp,
-    )
+    model = train_simclr(x, settings, gen, Resume(checkpoint, fp))
     save_encoder(model, out_model)
     clear_checkpoint(checkpoint)
 

@@ -8,7 +8,7 @@ rule train_encoder:
         unpack(public_inputs),
         base=encoder_base_models,
     output:
-        res("represent/{scenario}/{encoder}/encoder.pt"),
+        model=res("represent/{scenario}/{encoder}/encoder.pt"),
     log:
         res("logs/train_encoder/{scenario}/{encoder}.log"),
     benchmark:

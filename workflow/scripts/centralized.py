@@ -3,23 +3,13 @@
 from pipelib.logs import to_log
 
 to_log(snakemake)
+from pipelib.job import Job  # noqa: E402
 from pipelib.methods.centralized import centralized  # noqa: E402
 from pipelib.train.supervised import TrainSettings  # noqa: E402
 
-w, p, i, o = snakemake.wildcards, snakemake.params, snakemake.input, snakemake.output
+p = snakemake.params
 centralized(
-    scenario=w.scenario,
-    arch=w.arch,
-    party_paths=list(i.parties),
-    model_path=i.model,
-    test_path=i.test,
+    Job.of(snakemake),
+    TrainSettings.from_config(p.settings, lr=p.lr),
     n_public_classes=p.n_public_classes,
-    settings=TrainSettings.from_config(p.settings, lr=p.lr),
-    device=p.device,
-    threads=snakemake.threads,
-    seed=p.seed,
-    preset=p.preset,
-    out_result=o.result,
-    out_model=o.model,
-    checkpoint=p.checkpoint,
 )

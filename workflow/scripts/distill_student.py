@@ -3,23 +3,12 @@
 from pipelib.logs import to_log
 
 to_log(snakemake)
+from pipelib.job import Job  # noqa: E402
 from pipelib.methods.distill import student  # noqa: E402
 
-w, p, i, o = snakemake.wildcards, snakemake.params, snakemake.input, snakemake.output
 student(
-    teacher_spec=w.teacher,
-    scenario=w.scenario,
-    labels_path=i.labels,
-    summary_path=i.summary,
-    public_path=i.public,
-    test_path=i.test,
-    settings=p.settings,
-    device=p.device,
-    threads=snakemake.threads,
-    seed=p.seed,
-    preset=p.preset,
-    out_result=o.result,
-    out_model=o.model,
-    label_accuracy=p.same_labels,
-    checkpoint=p.checkpoint,
+    Job.of(snakemake),
+    snakemake.params.settings,
+    teacher_spec=snakemake.wildcards.teacher,
+    label_accuracy=snakemake.params.same_labels,
 )

@@ -3,24 +3,13 @@
 from pipelib.logs import to_log
 
 to_log(snakemake)
+from pipelib.job import Job  # noqa: E402
 from pipelib.methods.dpsgd import DpSgdSettings, dpsgd  # noqa: E402
 
-w, p, i, o = snakemake.wildcards, snakemake.params, snakemake.input, snakemake.output
+p = snakemake.params
 dpsgd(
-    scenario=w.scenario,
-    arch=w.arch,
-    epsilon=float(w.eps),
+    Job.of(snakemake),
+    DpSgdSettings.from_config(p.settings),
     delta=p.delta,
-    party_paths=list(i.parties),
-    test_path=i.test,
-    model_path=i.get("model"),
     n_public_classes=p.n_public_classes,
-    settings=DpSgdSettings.from_config(p.settings),
-    device=p.device,
-    threads=snakemake.threads,
-    seed=p.seed,
-    randomness=p.randomness,
-    preset=p.preset,
-    release=dict(w),
-    out=dict(o),
 )

@@ -1,23 +1,16 @@
-"""Rule fedmd: one FedMD row (FedMD-NP, FedMD-NFDP at k, or FedMD-LDP) of Table 2."""
+"""Rules fedmd and fedmd_budget: one FedMD row (FedMD-NP, FedMD-NFDP at k, or FedMD-LDP) of Table 2 or
+of the distillation-budget ablation."""
 
 from pipelib.logs import to_log
 
 to_log(snakemake)
-from pipelib.methods.fedmd import run_row
+from pipelib.job import Job  # noqa: E402
+from pipelib.methods.fedmd import run_row  # noqa: E402
 
-p, i = snakemake.params, snakemake.input
+p = snakemake.params
 run_row(
-    release=dict(snakemake.wildcards),  # scenario, answer, run: keys FedMD-LDP's noise (with the party)
-    party_paths=list(i.parties),
-    models=dict(zip(p.archs, i.models)),
-    public_path=i.public,
-    test_path=i.test,
+    Job.of(snakemake),  # its wildcards (scenario, answer, run) key FedMD-LDP's noise, with the party
+    p.fedmd,
+    models=dict(zip(p.archs, snakemake.input.models)),
     n_public_classes=p.n_public_classes,
-    cfg={**p.fedmd, "threads": snakemake.threads},
-    seed=p.seed,
-    preset=p.preset,
-    out=dict(snakemake.output.items()),
-    checkpoint=p.checkpoint,
-    ledger_path=i.get("ledger"),
-    randomness=p.randomness,
 )

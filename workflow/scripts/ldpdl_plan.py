@@ -4,19 +4,14 @@ from pipelib.logs import to_log
 
 to_log(snakemake)
 from pipelib.io import read_table  # noqa: E402
+from pipelib.job import Job  # noqa: E402
 from pipelib.methods.ldpdl import plan  # noqa: E402
 
-w, p, i, o = snakemake.wildcards, snakemake.params, snakemake.input, snakemake.output
+p = snakemake.params
 plan(
-    # the same plan for every mechanism, epsilon and query sampling: paired runs
-    key=f"{w.scenario}/q{w.nq}/{w.design}",
+    Job.of(snakemake),
     owners=p.owners,
-    public_n=read_table(i.public, columns=["index"]).num_rows,
+    public_n=read_table(snakemake.input.public, columns=["index"]).num_rows,
     per_iteration=p.per_iteration,
     iterations=p.iterations,
-    per_query=int(w.nq),
-    total_epsilon=float(w.eps),
-    seed=p.seed,
-    out_plan=o.plan,
-    out_queries=o.queries,
 )

@@ -20,7 +20,8 @@ import numpy as np
 import torch
 
 from ..io import load_npy, read_json, read_table, save_npy, write_json, write_table
-from ..privacy import Guarantee, delta_vacuous, read_releases, registry, release_row, write_releases
+from ..job import Job
+from ..privacy import Draw, Guarantee, delta_vacuous, read_releases, registry, release_row, write_releases
 from ..seeding import release_key, release_rng
 from .rknn import RknnTeacher, cluster_purity
 
@@ -90,8 +91,7 @@ def party_release(
                 int(release["party"]),
                 mech.name,
                 mech.guarantee(votes.k),
-                randomness=randomness,
-                release_key=release_key(rule, release),
+                drawn=Draw(randomness, release_key(rule, release)),
                 n=int(len(votes.items)),
                 k=votes.k,
                 seed=seed,
@@ -127,8 +127,7 @@ def curate(
                 -1,
                 mech.name,
                 mech.guarantee(t.k),
-                randomness=randomness,
-                release_key=release_key(rule, release),
+                drawn=Draw(randomness, release_key(rule, release)),
                 n=records,
                 k=t.k,
                 seed=seed,
@@ -170,41 +169,26 @@ def label(*, teacher_spec: str, counts_npy, inputs: dict, out_labels) -> None:
     write_table(teacher(teacher_spec).labels(load_npy(counts_npy), **inputs), out_labels)
 
 
-def student(
-    *,
-    teacher_spec: str,
-    scenario: str,
-    labels_path,
-    summary_path,
-    public_path,
-    test_path,
-    settings: dict,
-    device: str,
-    threads: int,
-    seed: int,
-    preset: str,
-    out_result,
-    out_model,
-    label_accuracy: bool = True,
-    checkpoint=None,
-) -> dict:
+def student(job: Job, settings: dict, *, teacher_spec: str, label_accuracy: bool = True) -> dict:
     """The server trains a student on the privately labelled public set; its result row carries the
     guarantee of the releases behind the labels, Acc_pl (label accuracy) and Acc_pc (test accuracy)."""
     from ..data.loaders import load_labelled, load_public
     from ..schema import result_row
     from ..seeding import torch_seed
     from ..train import loop
-    from ..train.checkpoint import clear_checkpoint, fingerprint
+    from ..train.checkpoint import Resume, clear_checkpoint, fingerprint
     from ..train.models import build, optimizer
-    from ..train.supervised import TrainSettings, save_model, train_supervised
+    from ..train.supervised import Monitor, TrainSettings, save_model, train_supervised
 
+    scenario, seed, checkpoint = job.scenario, job.seed, job.checkpoint
+    labels_path, public_path = job.input["labels"], job.input["public"]
     t = teacher(teacher_spec)
-    loop.set_threads(threads)
-    dev = loop.pick_device(device)
+    loop.set_threads(job.threads)
+    dev = loop.pick_device(job.device)
     labels = read_table(labels_path).to_pandas()
-    summary = read_json(summary_path)
+    summary = read_json(job.input["summary"])
     x_pub, pub_meta = load_public(public_path, dev)
-    x_test, y_test, meta = load_labelled(test_path, dev)
+    x_test, y_test, meta = load_labelled(job.input["test"], dev)
     y_pub = torch.as_tensor(labels["label"].to_numpy().astype(np.int64), device=dev)
     acc_pl = purity = None
     if label_accuracy:  # evaluation only: the public set's true labels, in the same label space
@@ -219,16 +203,13 @@ def student(
     train_supervised(
         model,
         optimizer(model, train.lr),
-        x_pub,
-        y_pub,
+        (x_pub, y_pub),
         train,
         gen,
-        name="student",
-        evaluate=lambda m: {"test_accuracy": loop.accuracy(m, x_test, y_test)},
-        checkpoint=checkpoint,
-        fingerprint=fingerprint("student", str(labels_path), settings, seed),
+        Monitor("student", lambda m: {"test_accuracy": loop.accuracy(m, x_test, y_test)}),
+        resume=Resume(checkpoint, fingerprint("student", str(labels_path), settings, seed)),
     )
-    save_model(model, out_model, scenario=scenario, teacher=teacher_spec, mechanism=summary["mechanism"])
+    save_model(model, job.output["model"], scenario=scenario, teacher=teacher_spec, mechanism=summary["mechanism"])
     guarantee = Guarantee.from_row(summary["guarantee"])
     row = result_row(
         guarantee,
@@ -254,8 +235,8 @@ def student(
         wall_seconds=time.perf_counter() - t0,
         **loop.where(dev),
         seed=seed,
-        preset=preset,
+        preset=job.preset,
     )
-    write_json(row, out_result)
+    write_json(row, job.output["result"])
     clear_checkpoint(checkpoint)
     return row

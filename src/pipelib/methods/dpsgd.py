@@ -25,7 +25,8 @@ from torch import nn
 
 from ..data.loaders import load_labelled
 from ..io import write_json
-from ..privacy import delta_vacuous, release_row, write_releases
+from ..job import Job
+from ..privacy import Draw, delta_vacuous, release_row, write_releases
 from ..privacy import dpsgd as mechanism
 from ..schema import result_row
 from ..seeding import release_key, release_torch_seed, torch_seed
@@ -131,33 +132,19 @@ def train(module, opt, x, y, q: float, steps: int, draws: torch.Generator, per_e
     return skipped
 
 
-def dpsgd(
-    *,
-    scenario: str,
-    arch: str,
-    epsilon: float,
-    delta: float,
-    party_paths: list,
-    test_path,
-    model_path,
-    n_public_classes: int,
-    settings: DpSgdSettings,
-    device: str,
-    threads: int,
-    seed: int,
-    randomness: str,
-    preset: str,
-    release: dict,
-    out: dict,
-) -> dict:
-    """Train ``arch`` with DP-SGD at (``epsilon``, ``delta``) on the pooled records; write the result row,
-    the model (``out['model']``) and its guarantee (``out['releases']``). ``model_path`` is the public
-    pre-trained model, or None to start from scratch. ``release`` names the release (the job's wildcards)."""
-    loop.set_threads(threads)
-    dev = loop.pick_device(device)
+def dpsgd(job: Job, settings: DpSgdSettings, *, delta: float, n_public_classes: int) -> dict:
+    """Train the job's ``arch`` with DP-SGD at (``eps``, ``delta``) on the pooled records (input
+    ``parties``); write the result row, the model (output ``model``) and its guarantee (output
+    ``releases``).  Input ``model`` is the public pre-trained model; without it training starts from
+    scratch.  The job's wildcards name the release."""
+    scenario, arch, epsilon = job.scenario, job["arch"], float(job["eps"])
+    seed, randomness, release, out = job.seed, job.randomness, job.release, job.output
+    party_paths, model_path = job.input["parties"], job.input.get("model")
+    loop.set_threads(job.threads)
+    dev = loop.pick_device(job.device)
     pooled = [load_labelled(p, dev, offset=n_public_classes) for p in party_paths]
     x, y = torch.cat([p[0] for p in pooled]), torch.cat([p[1] for p in pooled])
-    x_test, y_test, meta = load_labelled(test_path, dev, offset=n_public_classes)
+    x_test, y_test, meta = load_labelled(job.input["test"], dev, offset=n_public_classes)
     task = (n_public_classes, n_public_classes + len(meta["task_classes"]))
     loop.seed_everything(torch_seed(seed, RULE, scenario, arch))
     if model_path is not None:
@@ -205,8 +192,7 @@ def dpsgd(
                 -1,
                 "dpsgd",
                 guarantee,
-                randomness=randomness,
-                release_key=key,
+                drawn=Draw(randomness, key),
                 n=n,
                 sigma=z,
                 seed=seed,
@@ -242,7 +228,7 @@ def dpsgd(
         wall_seconds=time.perf_counter() - t0,
         **loop.where(dev),
         seed=seed,
-        preset=preset,
+        preset=job.preset,
     )
     write_json(row, out["result"])
     log.info("DP-SGD test accuracy %.4f at epsilon %.4f", accuracy, guarantee.epsilon)

@@ -27,6 +27,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from ..job import Job
 from ..runs import FedmdRun
 from ..seeding import rng
 from ..train import loop
@@ -65,13 +66,14 @@ class Party:
         pid: int,
         model,
         opt,
-        x: torch.Tensor,
-        y: torch.Tensor,
+        records: tuple[torch.Tensor, torch.Tensor],
         answer: str,
         gen: torch.Generator,
-        noise_sigma: float = 0.0,
-        noise_gen: torch.Generator | None = None,
+        noise: tuple[float, torch.Generator | None] = (0.0, None),
     ):
+        """``records``: the party's own (x, y); ``noise``: FedMD-LDP's Gaussian (sigma, generator)
+        added to every released answer (sigma 0: clean answers)."""
+        (x, y), (noise_sigma, noise_gen) = records, noise
         if answer not in ANSWERS:
             raise ValueError(f"unknown answer type {answer!r}; allowed: {', '.join(ANSWERS)}")
         if noise_sigma > 0 and answer == "logits":
@@ -82,13 +84,12 @@ class Party:
 
     def train_own(self, epochs: int, batch: int) -> dict:
         """Train on the party's own records (initialization and revisit)."""
-        return loop.fit(self.model, self.opt, self.x, self.y, loop.hard_ce, epochs, batch, self.gen)
+        return loop.fit(self.model, self.opt, (self.x, self.y), loop.CROSS_ENTROPY, epochs, batch, self.gen)
 
     def digest(self, x_public: torch.Tensor, consensus: torch.Tensor, epochs: int, batch: int) -> dict:
         """Move towards the server's aggregate on the public subset."""
-        return loop.fit(
-            self.model, self.opt, x_public, consensus, DIGEST_LOSS[self.answer_type], epochs, batch, self.gen
-        )
+        digest = loop.Objective(DIGEST_LOSS[self.answer_type])
+        return loop.fit(self.model, self.opt, (x_public, consensus), digest, epochs, batch, self.gen)
 
     def answer(self, x_public: torch.Tensor, batch: int) -> torch.Tensor:
         """The released answers on a public subset (noised for FedMD-LDP)."""
@@ -223,23 +224,6 @@ class FedMD:
         return f"mean accuracy {float(np.mean(accs)):.4f}, parties {' '.join(f'{a:.3f}' for a in accs)}"
 
 
-def run(
-    parties: list[Party],
-    server: Server,
-    x_public: torch.Tensor,
-    x_test: torch.Tensor,
-    y_test: torch.Tensor,
-    schedule: Schedule,
-    task_outputs: tuple[int, int],
-    checkpoint=None,
-    fingerprint: str = "",
-    on_round=None,
-) -> list[dict]:
-    """Algorithm 1 on the round runner.  Returns one row per (round, party): round 0 is after initialization."""
-    protocol = FedMD(parties, server, x_public, x_test, y_test, schedule, task_outputs)
-    return run_rounds(protocol, checkpoint, fingerprint, on_round)
-
-
 def releases(schedule: Schedule) -> int:
     """Answer vectors one party releases over a run: R rounds of |X_p| queries (the last round's
     answers are never sent)."""
@@ -283,29 +267,14 @@ def worst_party(ledger_path) -> dict:
     return ledger.sort_values(["epsilon", "delta"], ascending=False, kind="stable").iloc[0].to_dict()
 
 
-def run_row(
-    *,
-    release: dict,
-    party_paths: list,
-    models: dict,
-    public_path,
-    test_path,
-    n_public_classes: int,
-    cfg: dict,
-    seed: int,
-    preset: str,
-    out: dict,
-    checkpoint=None,
-    ledger_path=None,
-    randomness: str = "seeded",
-) -> dict:
+def run_row(job: Job, cfg: dict, *, models: dict, n_public_classes: int) -> dict:
     """One FedMD row (``np``, ``nfdp-...`` or ``ldp-...``): run Algorithm 1 and write its result row, the
     per-round accuracies, the parties' final models and (FedMD-LDP) the guarantees of their answers.
 
-    ``release`` is the job's wildcards (scenario, answer, run); FedMD-LDP's noise of party i is keyed by
-    all of them and i.  ``party_paths[i]`` is the only private data party i ever sees: its NFDP sample
-    (nfdp) or all its records (np, ldp).  ``models`` maps architecture -> pre-trained model file.  ``out``
-    names the outputs: result, rounds, models, releases.
+    The job's wildcards (scenario, answer, run) name the release; FedMD-LDP's noise of party i is keyed
+    by all of them and i.  Input ``parties[i]`` is the only private data party i ever sees: its NFDP
+    sample (nfdp) or all its records (np, ldp).  ``models`` maps architecture -> pre-trained model file.
+    The outputs: result, rounds, models, releases.
 
     A FedMD-LDP party trains on all its records; only its answers are privatized.  Its model, and so the
     test accuracies this row reports, are not covered by the guarantee: they are evaluation-only
@@ -316,7 +285,7 @@ def run_row(
 
     from ..data.loaders import load_labelled, load_public
     from ..io import read_rows, write_json, write_table
-    from ..privacy import NO_PRIVACY, Guarantee, delta_vacuous, gaussian, release_row, write_releases
+    from ..privacy import NO_PRIVACY, Draw, Guarantee, delta_vacuous, gaussian, release_row, write_releases
     from ..schema import result_row
     from ..seeding import release_key, release_torch_seed, torch_seed
     from ..train.checkpoint import clear_checkpoint, fingerprint
@@ -324,14 +293,16 @@ def run_row(
     from ..train.supervised import load_model
     from .rounds import wall_seconds
 
+    release, seed, randomness, checkpoint, out = job.release, job.seed, job.randomness, job.checkpoint, job.output
     scenario, answer, method = release["scenario"], release["answer"], release["run"]
+    party_paths, ledger_path = job.input["parties"], job.input.get("ledger")
     fedmd_run = FedmdRun.parse(method)
     kind = fedmd_run.kind
-    loop.set_threads(cfg["threads"])
+    loop.set_threads(job.threads)
     dev = loop.pick_device(cfg["device"])
     schedule = Schedule.from_config(cfg)
-    x_pub, pub_meta = load_public(public_path, dev)
-    x_test, y_test, test_meta = load_labelled(test_path, dev, offset=n_public_classes)
+    x_pub, pub_meta = load_public(job.input["public"], dev)
+    x_test, y_test, test_meta = load_labelled(job.input["test"], dev, offset=n_public_classes)
     n_classes = n_public_classes + len(test_meta["task_classes"])
     archs = [cfg["architectures"][i % len(cfg["architectures"])] for i in range(len(party_paths))]
     ns = [read_rows(p) for p in party_paths]  # records each party trains on
@@ -386,9 +357,7 @@ def run_row(
         if kind == "ldp":  # party i's noise is keyed by every wildcard of the job, and i
             noise_seed = release_torch_seed(seed, randomness, "fedmd", {**release, "party": i})
             noise_gen = torch.Generator().manual_seed(noise_seed)
-        parties.append(
-            Party(i, model, optimizer(model, cfg["lr"]), x, y, answer, gen, noise_sigma=sigma, noise_gen=noise_gen)
-        )
+        parties.append(Party(i, model, optimizer(model, cfg["lr"]), (x, y), answer, gen, (sigma, noise_gen)))
     server = Server(len(x_pub), schedule.public_per_round, answer, seed=torch_seed(seed, "server", scenario))
     log.info(
         "%s %s (%s answers): %d parties %s, %d private records each (min), %d public, %d test, device %s",
@@ -408,18 +377,9 @@ def run_row(
     planned = sum(
         s.init_epochs * n + s.rounds * (s.digest_epochs * s.public_per_round + s.revisit_epochs * n) for n in ns
     )
+    protocol = FedMD(parties, server, x_pub, x_test, y_test, schedule, (n_public_classes, n_classes))
     with loop.progress(planned, f"FedMD {method}"):
-        history = run(
-            parties,
-            server,
-            x_pub,
-            x_test,
-            y_test,
-            schedule,
-            (n_public_classes, n_classes),
-            checkpoint=checkpoint,
-            fingerprint=fp,
-        )
+        history = run_rounds(protocol, checkpoint, fp)
     rounds = pd.DataFrame(history).assign(
         scenario=scenario, method=method, answer=answer, evaluation_only=kind == "ldp"
     )
@@ -434,8 +394,7 @@ def run_row(
                 p.pid,
                 "gaussian",
                 guarantee,
-                randomness=randomness,
-                release_key=release_key("fedmd", {**release, "party": p.pid}),
+                drawn=Draw(randomness, release_key("fedmd", {**release, "party": p.pid})),
                 n=n,
                 sigma=sigma,
                 seed=seed,
@@ -465,7 +424,7 @@ def run_row(
         wall_seconds=wall_seconds(history),
         **loop.where(dev),
         seed=seed,
-        preset=preset,
+        preset=job.preset,
         run=method,
     )
     write_json(row, out["result"])

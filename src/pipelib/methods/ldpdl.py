@@ -29,6 +29,7 @@ import time
 
 import numpy as np
 
+from ..job import Job
 from ..privacy import soft_label
 from ..seeding import rng
 
@@ -285,28 +286,19 @@ def encoder_features(images: np.ndarray, settings: dict) -> np.ndarray:
     return embed_images(images, settings, (), "cpu")
 
 
-def train_teachers(
-    *,
-    design: str,
-    scenario: str,
-    party_paths: list,
-    settings: dict,
-    records: int,
-    threads: int,
-    seed: int,
-    out_teachers,
-    out_info,
-) -> dict:
+def train_teachers(job: Job, settings: dict, *, records: int) -> dict:
     """The owners' job: every owner's (or PATE teacher's) teacher, each fitted on its own records of the
-    pool only (:func:`owner_records`, :func:`fit_heads`).  Out: the teachers (private: only sanitized
-    answers or, for PATE, the curator's votes leave) and a summary (counts only)."""
+    pool only (:func:`owner_records`, :func:`fit_heads`).  In: the parties' records (input ``parties``).
+    Out: the teachers (private: only sanitized answers or, for PATE, the curator's votes leave) and a
+    summary (counts only): outputs ``teachers`` and ``info``."""
     from ..io import atomic_path, read_images, write_json
     from ..train import loop
 
+    design, scenario, seed = job["design"], job.scenario, job.seed
     t0 = time.perf_counter()
-    loop.set_threads(threads)
+    loop.set_threads(job.threads)
     frames, images, meta = [], [], None
-    for path in party_paths:
+    for path in job.input["parties"]:
         frame, imgs, meta = read_images(path)
         frames.append(frame["label"].to_numpy().astype(np.int64))
         images.append(imgs)
@@ -315,7 +307,7 @@ def train_teachers(
     sets = owner_records(design, sizes, records, seed, scenario)
     features = encoder_features(np.concatenate(images), settings["encoder"])
     weights, temps, fit_acc = fit_heads(features, labels, sets, k, float(settings["ridge"]))
-    with atomic_path(out_teachers) as tmp:
+    with atomic_path(job.output["teachers"]) as tmp:
         with open(tmp, "wb") as fh:
             np.savez(fh, weights=weights, temperatures=temps)
     held = holders(sets, sum(sizes))
@@ -330,7 +322,7 @@ def train_teachers(
         "features": int(features.shape[1]),
         "seconds": time.perf_counter() - t0,
     }
-    write_json(info, out_info)
+    write_json(info, job.output["info"])
     log.info(
         "%d teachers (%s) of %s records each on %d features: fit accuracy %.3f, %.0f s",
         len(sets),
@@ -363,22 +355,33 @@ def owner_epsilons(total_epsilon: float, load: np.ndarray) -> np.ndarray:
     return np.where(load > 0, total_epsilon / np.maximum(load, 1), 0.0)
 
 
-def plan(
-    *,
-    key: str,
-    owners: int,
-    public_n: int,
-    per_iteration: int,
-    iterations: int,
-    per_query: int,
-    total_epsilon: float | None,
-    seed: int,
-    out_plan,
-    out_queries,
-) -> dict:
+def plan_key(release: dict) -> str:
+    """The key of a query plan (and of its random queries): one per (scenario, N_Q, owner design)."""
+    return f"{release['scenario']}/q{release['nq']}/{release['design']}"
+
+
+def run_keys(release: dict) -> dict:
+    """An LDP-DL run's names from its wildcards: scenario, mechanism, design, its key (seeds its student)
+    and its plan's key."""
+    r = release
+    return {
+        "scenario": r["scenario"],
+        "mechanism": r["ldmech"],
+        "key": f"{r['scenario']}/{r['ldmech']}-eps{r['eps']}-q{r['nq']}-{r['design']}-{r['qs']}",
+        "plan_key": plan_key(r),
+        "design": r["design"],
+    }
+
+
+def plan(job: Job, *, owners: int, public_n: int, per_iteration: int, iterations: int) -> dict:
     """The server's query plan (public randomness, keyed by the run): every query slot's owners (no owner
-    more than :func:`answer_cap` times), the owners' loads, and the first iteration's queries."""
+    more than :func:`answer_cap` times), the owners' loads, and the first iteration's queries (outputs
+    ``plan`` and ``queries``).  The same plan serves every mechanism, epsilon and query sampling of the
+    job's (scenario, nq, design): paired runs."""
     from ..io import save_npy, write_json
+
+    key, seed = plan_key(job.release), job.seed
+    per_query, total_epsilon = int(job["nq"]), float(job["eps"])
 
     if per_iteration * iterations > public_n:
         raise ValueError(f"{iterations} iterations of {per_iteration} queries need more than {public_n} public samples")
@@ -396,49 +399,34 @@ def plan(
         "loads": load.tolist(),
         "slots": slots.tolist(),
     }
-    write_json(out, out_plan)
-    save_npy(random_queries(np.arange(public_n), per_iteration, rng(seed, "ldpdl-queries", key, 1)), out_queries)
+    write_json(out, job.output["plan"])
+    queries = random_queries(np.arange(public_n), per_iteration, rng(seed, "ldpdl-queries", key, 1))
+    save_npy(queries, job.output["queries"])
     return out
 
 
-def release(
-    *,
-    release_id: dict,
-    iteration: int,
-    mechanism: str,
-    plan_path,
-    queries_path,
-    teachers_path,
-    teachers_info,
-    public_path,
-    settings: dict,
-    records: int,
-    seed: int,
-    randomness: str,
-    rule: str,
-    scenario: str,
-    design: str,
-    out_release,
-    out_guarantee,
-    out_records,
-) -> None:
+def release(job: Job, settings: dict, *, records: int) -> None:
     """Every owner's side of one iteration: each owner answers the queries the plan assigns to it with
     its own teacher only, at epsilon / its load, sanitized with its own release-keyed randomness.  Out:
     the sanitized answers (queries x N_Q x k, box scale), ledger rows (one per group of owners with the
     same answers and per-answer epsilon: the per-owner ledger is the student's owners.csv), and every
-    pool record's epsilon spent in this release (summed over the owners that hold it)."""
+    pool record's epsilon spent in this release (summed over the owners that hold it): outputs
+    ``release``, ``guarantee`` and ``records``.  The job's wildcards name the release."""
     from ..io import load_npy, read_json, save_npy
-    from ..privacy import registry, release_row, write_releases
+    from ..privacy import Draw, registry, release_row, write_releases
     from ..seeding import release_key, release_rng
 
-    p = read_json(plan_path)
-    info = read_json(teachers_info)
-    queries = load_npy(queries_path)
+    release_id, seed, randomness, rule = job.release, job.seed, job.randomness, job.rule
+    iteration, mechanism, scenario = int(job["iteration"]), job["ldmech"], job.scenario
+    inp, out_release = job.input, job.output["release"]
+    p = read_json(inp["plan"])
+    info = read_json(inp["teachers_info"])
+    queries = load_npy(inp["queries"])
     s = p["per_iteration"]
     slots = np.asarray(p["slots"])[(iteration - 1) * s : iteration * s]
     per_answer = owner_epsilons(p["total_epsilon"], np.asarray(p["loads"]))
-    weights, temps = load_owners(teachers_path)
-    features = public_features(public_path, queries, settings["encoder"])
+    weights, temps = load_owners(inp["teachers"])
+    features = public_features(inp["public"], queries, settings["encoder"])
     answers, spent = None, np.zeros(p["owners"])
     groups: dict = {}
     for owner in np.unique(slots):
@@ -464,9 +452,8 @@ def release(
             -1,
             mechanism,
             soft_label.owner_guarantee(mechanism, eps, n),
-            randomness=randomness,
             # each owner's draw is keyed by its id; the row names the group: first owner + how many more
-            release_key=release_key(rule, {**release_id, "owner": f"{group[0]}+{len(group) - 1}"}),
+            drawn=Draw(randomness, release_key(rule, {**release_id, "owner": f"{group[0]}+{len(group) - 1}"})),
             n=n,
             seed=seed,
             owners=len(group),
@@ -475,10 +462,10 @@ def release(
         )
         for (n, eps), group in sorted(groups.items())
     ]
-    sets = owner_records(design, info["party_sizes"], records, seed, scenario)
+    sets = owner_records(job["design"], info["party_sizes"], records, seed, scenario)
     save_npy(answers, out_release)
-    save_npy(holders(sets, info["pool_records"], spent), out_records)
-    write_releases(rows, out_guarantee)
+    save_npy(holders(sets, info["pool_records"], spent), job.output["records"])
+    write_releases(rows, job.output["guarantee"])
 
 
 def answered(plan: dict, iterations: int) -> np.ndarray:
@@ -516,24 +503,26 @@ class ServerStudent:
     """The server's side of a run: the public and test images, a student trained from scratch on the
     queried public samples with Eq. 4, and its result row.  Shared by LDP-DL and PATE."""
 
-    def __init__(self, *, public_path, test_path, settings: dict, loss: dict, device: str, threads: int):
+    def __init__(self, job: Job, settings: dict, loss: dict):
+        """The job's inputs ``public`` and ``test``, on the job's device and threads."""
         from ..data.loaders import load_labelled, load_public
         from ..train import loop
 
         self.t0 = time.perf_counter()
-        loop.set_threads(threads)
-        self.dev = loop.pick_device(device)
-        self.public_path, self.settings, self.loss = public_path, settings, loss
-        self.x_pub, self.pub_meta = load_public(public_path, self.dev)
-        self.x_test, self.y_test, self.meta = load_labelled(test_path, self.dev)
+        loop.set_threads(job.threads)
+        self.dev = loop.pick_device(job.device)
+        self.public_path, self.settings, self.loss = job.input["public"], settings, loss
+        self.x_pub, self.pub_meta = load_public(self.public_path, self.dev)
+        self.x_test, self.y_test, self.meta = load_labelled(job.input["test"], self.dev)
 
     def fit(self, idx: np.ndarray, targets: np.ndarray, seed: int, name: str):
         """A student from scratch on (public samples ``idx``, target distributions ``targets``)."""
         import torch
 
         from ..train import loop
+        from ..train.loop import Objective
         from ..train.models import build, optimizer
-        from ..train.supervised import TrainSettings, train_supervised
+        from ..train.supervised import Monitor, TrainSettings, train_supervised
 
         self.idx, self.targets = np.asarray(idx), np.asarray(targets, dtype=np.float64)
         gen = loop.seed_everything(seed)
@@ -542,7 +531,9 @@ class ServerStudent:
         train = TrainSettings.from_config(self.settings)
         y = torch.as_tensor(self.targets.astype(np.float32), device=self.dev)
         loss = kd_loss(float(self.loss["alpha"]), float(self.loss["beta"]), float(self.loss["tau"]))
-        train_supervised(model, optimizer(model, train.lr), x, y, train, gen, name=name, loss=loss)
+        train_supervised(
+            model, optimizer(model, train.lr), (x, y), train, gen, Monitor(name), objective=Objective(loss)
+        )
         self.model = model
         return model
 
@@ -585,43 +576,22 @@ class ServerStudent:
         )
 
 
-def student_iteration(
-    *,
-    run: dict,
-    iteration: int,
-    plan_path,
-    queries_paths: list,
-    release_paths: list,
-    guarantee_paths: list,
-    record_paths: list,
-    public_path,
-    test_path,
-    settings: dict,
-    loss: dict,
-    aqs: bool,
-    device: str,
-    threads: int,
-    seed: int,
-    preset: str,
-    randomness: str,
-    out_result,
-    out_next,
-    out_model,
-    out_owners,
-) -> dict:
+def student_iteration(job: Job, settings: dict, loss: dict) -> dict:
     """The server, one AQS iteration: targets from the sanitized answers of iterations 1..t, a student
     trained from scratch on every sample queried so far, its test accuracy, and the next iteration's
-    queries (the S least confident samples under this student with AQS, else S at random)."""
+    queries (the S least confident samples under this student with AQS, else S at random).  Inputs: the
+    plan, and per iteration so far its queries, releases, guarantees and records; outputs: result,
+    next, model, owners."""
     from ..io import load_npy, read_json, save_npy, write_csv, write_json
     from ..seeding import rng, torch_seed
     from ..train.supervised import save_model
 
-    p = read_json(plan_path)
-    idx = np.concatenate([load_npy(q) for q in queries_paths])
-    targets = np.concatenate([server_targets(load_npy(r)) for r in release_paths])
-    server = ServerStudent(
-        public_path=public_path, test_path=test_path, settings=settings, loss=loss, device=device, threads=threads
-    )
+    run, seed, inp, out = run_keys(job.release), job.seed, job.input, job.output
+    iteration, aqs = int(job["iteration"]), job["qs"] == "aqs"
+    p = read_json(inp["plan"])
+    idx = np.concatenate([load_npy(q) for q in inp["queries"]])
+    targets = np.concatenate([server_targets(load_npy(r)) for r in inp["releases"]])
+    server = ServerStudent(job, settings, loss)
     server.fit(
         idx, targets, torch_seed(seed, "ldpdl-student", run["key"], iteration), f"student, iteration {iteration}"
     )
@@ -631,14 +601,14 @@ def student_iteration(
         nxt = least_confident(server.probabilities(), available, s)
     else:
         nxt = random_queries(available, s, rng(seed, "ldpdl-queries", run["plan_key"], iteration + 1))
-    save_npy(nxt, out_next)
+    save_npy(nxt, out["next"])
     from ..privacy import read_releases
 
     ledger = owner_ledger(p, iteration, run["mechanism"])
-    write_csv(ledger, out_owners)
+    write_csv(ledger, out["owners"])
     guarantee = owner_guarantee_of(ledger.loc[ledger["epsilon"].idxmax()].to_dict())
-    pool = int(read_releases(guarantee_paths[0])[0]["pool_records"])
-    per_record = np.sum([load_npy(r) for r in record_paths], axis=0)
+    pool = int(read_releases(inp["guarantees"][0])[0]["pool_records"])
+    per_record = np.sum([load_npy(r) for r in inp["records"]], axis=0)
     row = server.row(
         guarantee,
         method=METHOD,
@@ -646,7 +616,7 @@ def student_iteration(
         mechanism=run["mechanism"],
         n=pool,
         seed=seed,
-        preset=preset,
+        preset=job.preset,
         parties=p["owners"],
         owners=p["owners"],
         per_query=p["per_query"],
@@ -662,43 +632,29 @@ def student_iteration(
         epsilon_teacher_data=guarantee.epsilon,  # one teacher per owner, fitted on its records only
         epsilon_record=float(per_record.max()),
         mean_answers_paper=p["per_iteration"] * p["iterations"] * p["per_query"] / p["owners"],
-        randomness=randomness,
+        randomness=job.randomness,
     )
-    write_json(row, out_result)
-    save_model(server.model, out_model, scenario=run["scenario"], mechanism=run["mechanism"], iteration=iteration)
+    write_json(row, out["result"])
+    save_model(server.model, out["model"], scenario=run["scenario"], mechanism=run["mechanism"], iteration=iteration)
     return row
 
 
-def pate_curate(
-    *,
-    release_id: dict,
-    scenario: str,
-    epsilon: float,
-    delta: float,
-    queries: int,
-    teachers_path,
-    teachers_info,
-    public_path,
-    settings: dict,
-    seed: int,
-    randomness: str,
-    rule: str,
-    out_labels,
-    out_guarantee,
-) -> None:
+def pate_curate(job: Job, settings: dict, *, delta: float, queries: int) -> None:
     """PATE's trusted curator: every teacher (each fitted on its own disjoint shard) votes on ``queries``
     public samples drawn at random (public randomness); GNMax with sigma calibrated to (epsilon, delta)
-    by the data-independent RDP bound releases the noisy argmax."""
+    by the data-independent RDP bound releases the noisy argmax (outputs ``labels`` and ``guarantee``)."""
     from ..io import read_json, read_rows, write_json
-    from ..privacy import pate, release_row, write_releases
+    from ..privacy import Draw, pate, release_row, write_releases
     from ..seeding import release_key, release_rng
 
-    weights, temps = load_owners(teachers_path)
+    release_id, scenario, epsilon, seed = job.release, job.scenario, float(job["eps"]), job.seed
+    randomness, rule, public_path, out_labels = job.randomness, job.rule, job.input["public"], job.output["labels"]
+    weights, temps = load_owners(job.input["teachers"])
     k = weights.shape[2]
     idx = random_queries(np.arange(read_rows(public_path)), queries, rng(seed, "pate-queries", scenario, queries))
     features = public_features(public_path, idx, settings["encoder"])
     votes = np.stack([Owner(t, weights[t], temps[t]).votes(features) for t in range(len(weights))])
-    records = int(read_json(teachers_info)["pool_records"])
+    records = int(read_json(job.input["teachers_info"])["pool_records"])
     sigma = pate.gnmax_sigma(epsilon, delta, queries)
     labels = pate.gnmax(vote_counts(votes, k), sigma, release_rng(seed, randomness, rule, release_id))
     write_json(
@@ -714,8 +670,7 @@ def pate_curate(
                 -1,
                 "gnmax",
                 pate.guarantee(sigma, queries, delta),
-                randomness=randomness,
-                release_key=release_key(rule, release_id),
+                drawn=Draw(randomness, release_key(rule, release_id)),
                 n=records,
                 k=k,
                 sigma=sigma,
@@ -723,46 +678,29 @@ def pate_curate(
                 queries=queries,
             )
         ],
-        out_guarantee,
+        job.output["guarantee"],
     )
 
 
-def pate_student(
-    *,
-    scenario: str,
-    design: str,
-    labels_path,
-    guarantee_path,
-    public_path,
-    test_path,
-    settings: dict,
-    loss: dict,
-    device: str,
-    threads: int,
-    seed: int,
-    preset: str,
-    randomness: str,
-    out_result,
-    out_model,
-) -> dict:
+def pate_student(job: Job, settings: dict, loss: dict) -> dict:
     """The server: a student on PATE's noisy labels (one-hot targets: Eq. 4's two terms are then the
-    cross-entropy with the noisy label at temperatures 1 and tau)."""
+    cross-entropy with the noisy label at temperatures 1 and tau).  Inputs: labels, guarantee, public,
+    test; outputs: result, model."""
     from ..io import read_json, write_json
     from ..privacy import Guarantee, read_releases
     from ..seeding import torch_seed
     from ..train.supervised import save_model
 
-    lab = read_json(labels_path)
-    server = ServerStudent(
-        public_path=public_path, test_path=test_path, settings=settings, loss=loss, device=device, threads=threads
-    )
+    scenario, seed = job.scenario, job.seed
+    lab = read_json(job.input["labels"])
+    server = ServerStudent(job, settings, loss)
     server.fit(
         np.asarray(lab["queries"]),
         np.eye(lab["classes"])[np.asarray(lab["labels"])],
         torch_seed(seed, "pate-student", scenario),
         "PATE student",
     )
-    (g,) = read_releases(guarantee_path)
+    (g,) = read_releases(job.input["guarantee"])
     row = server.row(
         Guarantee.from_row(g),
         method=PATE,
@@ -770,14 +708,14 @@ def pate_student(
         mechanism="gnmax",
         n=int(g["n"]),
         seed=seed,
-        preset=preset,
+        preset=job.preset,
         parties=lab["teachers"],
         owners=lab["teachers"],
-        owner_design=design,
+        owner_design=job["design"],
         epsilon_record=float(g["epsilon"]),  # every record is in one teacher's shard
         sigma=lab["sigma"],
-        randomness=randomness,
+        randomness=job.randomness,
     )
-    write_json(row, out_result)
-    save_model(server.model, out_model, scenario=scenario, mechanism="gnmax")
+    write_json(row, job.output["result"])
+    save_model(server.model, job.output["model"], scenario=scenario, mechanism="gnmax")
     return row

@@ -19,11 +19,13 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
+from ..job import Job
 from ..privacy import weights
 from ..seeding import rng
 from ..train import loop
@@ -54,10 +56,12 @@ class LocalSGD:
     """E epochs of minibatch SGD (lr ``lr``, batch ``batch``, no momentum: W <- W - lr grad) from the
     global weights, for a group of clients with shards of equal size."""
 
-    def __init__(self, model: torch.nn.Module, lr: float, epochs: int, batch: int, mode: str = "vmap"):
+    def __init__(self, model: torch.nn.Module, lr: float, epochs: int, batch: int, mode: str = "vmap", group: int = 50):
+        """``group``: clients trained together in one call (a speed setting: it changes no number)."""
         if mode not in ("vmap", "loop"):
             raise ValueError(f"unknown client training mode {mode!r}; allowed: vmap, loop")
         self.model, self.lr, self.epochs, self.batch, self.mode = model, lr, epochs, batch, mode
+        self.group = group
 
     def steps(self, n: int) -> list[tuple[int, int]]:
         """(start, stop) of every mini-batch of one client's ``epochs`` x ``n`` shuffled records."""
@@ -192,17 +196,16 @@ class FedAvg:
         server: Server,
         trainer: LocalSGD,
         rounds: int,
-        x_test,
-        y_test,
+        test: tuple,
         *,
-        mechanism=None,
-        noise_seed=None,
-        group: int = 50,
+        privacy: tuple | None = None,
         seed: int = 0,
     ):
+        """``test``: the (x, y) the global model is evaluated on; ``privacy``: (mechanism, noise_seed),
+        where ``noise_seed(t, cid)`` is the torch seed of client cid's coins in round t."""
         self.model, self.clients, self.server, self.trainer = model, clients, server, trainer
-        self.rounds, self.x_test, self.y_test = rounds, x_test, y_test
-        self.mechanism, self.noise_seed, self.group, self.seed = mechanism, noise_seed, group, seed
+        (self.x_test, self.y_test), self.rounds, self.seed = test, rounds, seed
+        self.mechanism, self.noise_seed = privacy if privacy is not None else (None, None)
         self.joined = np.zeros(len(clients), dtype=int)  # rounds each client has joined
 
     def play(self, t: int) -> None:
@@ -216,7 +219,7 @@ class FedAvg:
             reports = SummedReports(shapes, device)
         else:
             reports = weights.ShuffledReports(shapes, s.c, s.r, self.mechanism.epsilon, device)
-        for part in groups(chosen, self.group):
+        for part in groups(chosen, self.trainer.group):
             orders = shuffles(self.seed, s.key, t, part, self.trainer.epochs)
             trained = self.trainer.train(s.params, part, orders)
             for j, c in enumerate(part):
@@ -277,22 +280,11 @@ def client_noise_seed(seed: int, randomness: str, release: dict, t: int, cid: in
     return release_torch_seed(seed, randomness, "ldpfl", {**release, "round": t, "client": cid})
 
 
-def run_row(
-    *,
-    release: dict,
-    assignment_path,
-    private_dir,
-    test_path,
-    settings: dict,
-    seed: int,
-    preset: str,
-    randomness: str,
-    out: dict,
-    checkpoint=None,
-) -> dict:
-    """One LDP-FL (or noise-free federated averaging) run: ``release`` is the job's wildcards (scenario,
-    flmech, frac, rounds); client i's coins in round t are keyed by all of them, t and i.  Writes
-    ``out``: result (the row), rounds (global accuracy per round), releases (one ledger row per client: its
+def run_row(job: Job, settings: dict) -> dict:
+    """One LDP-FL (or noise-free federated averaging) run: the job's wildcards (scenario, flmech, frac,
+    rounds) name the release; client i's coins in round t are keyed by all of them, t and i.  Reads the
+    inputs assignment, private_train (any file of the private records' folder) and test.  Writes the
+    outputs result (the row), rounds (global accuracy per round), releases (one ledger row per client: its
     composed guarantee, with the paper's per-weight claim in ``paper_*`` columns), model (the final global
     model)."""
     import pandas as pd
@@ -301,7 +293,7 @@ def run_row(
     from ..data.loaders import load_labelled
     from ..data.partition import every_party
     from ..io import write_json, write_table
-    from ..privacy import NO_PRIVACY, registry, release_row, write_releases
+    from ..privacy import NO_PRIVACY, Draw, registry, release_row, write_releases
     from ..schema import result_row
     from ..seeding import release_key, torch_seed
     from ..train.checkpoint import clear_checkpoint, fingerprint
@@ -309,6 +301,8 @@ def run_row(
     from ..train.supervised import save_model
     from .rounds import run_rounds, wall_seconds
 
+    release, seed, randomness, checkpoint, out = job.release, job.seed, job.randomness, job.checkpoint, job.output
+    assignment_path, private_dir = job.input["assignment"], Path(job.input["private_train"]).parent
     scenario = release["scenario"]
     # runs that differ only in their mechanism are paired: the same initial model, clients and batch orders
     key = "/".join(str(release[k]) for k in ("scenario", "frac", "rounds"))
@@ -317,9 +311,9 @@ def run_row(
     if mechanism is not None and mechanism.locality != "weights":
         raise ValueError(f"{spec!r} is not a weight perturbation (allowed: twopoint)")
     fraction, rounds = float(release["frac"]), int(release["rounds"])
-    loop.set_threads(settings["threads"])
+    loop.set_threads(job.threads)
     dev = loop.pick_device(settings["device"])
-    x_test, y_test, meta = load_labelled(test_path, dev)
+    x_test, y_test, meta = load_labelled(job.input["test"], dev)
     clients = [
         Client(i, loop.to_device(x, dev), torch.as_tensor(y, device=dev))
         for i, (x, y) in enumerate(every_party(assignment_path, private_dir))
@@ -329,23 +323,15 @@ def run_row(
     model = build(settings["arch"], tuple(x_test.shape[1:]), len(meta["task_classes"])).to(dev)
     start = {k: v.detach().clone() for k, v in model.named_parameters()}
     server = Server(start, len(clients), fraction, seed, key, ranges if mechanism else (0.0, 1.0))
-    trainer = LocalSGD(model, settings["lr"], settings["local_epochs"], settings["batch"], settings["mode"])
+    trainer = LocalSGD(
+        model, settings["lr"], settings["local_epochs"], settings["batch"], settings["mode"], settings["group"]
+    )
 
     def noise_seed(t: int, cid: int) -> int:
         return client_noise_seed(seed, randomness, release, t, cid)
 
     proto = FedAvg(
-        model,
-        clients,
-        server,
-        trainer,
-        rounds,
-        x_test,
-        y_test,
-        mechanism=mechanism,
-        noise_seed=noise_seed,
-        group=settings["group"],
-        seed=seed,
+        model, clients, server, trainer, rounds, (x_test, y_test), privacy=(mechanism, noise_seed), seed=seed
     )
     ns = [len(c.x) for c in clients]
     log.info(
@@ -379,8 +365,7 @@ def run_row(
                     c.cid,
                     mechanism.name,
                     mechanism.client_guarantee(d, int(joined[c.cid])),
-                    randomness=randomness,
-                    release_key=release_key("ldpfl", {**release, "client": c.cid}),  # + the round, per draw
+                    drawn=Draw(randomness, release_key("ldpfl", {**release, "client": c.cid})),  # + the round, per draw
                     n=len(c.x),
                     seed=seed,
                     weights=d,
@@ -422,7 +407,7 @@ def run_row(
         wall_seconds=wall_seconds(history),
         **loop.where(dev),
         seed=seed,
-        preset=preset,
+        preset=job.preset,
         run=release["flmech"],
         randomness=randomness if mechanism else None,
     )

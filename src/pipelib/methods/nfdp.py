@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ..io import read_table, take_rows, write_csv, write_table
-from ..privacy import LEDGER_COLUMNS, nfdp, read_releases, release_row, write_releases
+from ..privacy import LEDGER_COLUMNS, Draw, nfdp, read_releases, release_row, write_releases
 from ..seeding import release_key, release_rng
 
 
@@ -45,8 +45,7 @@ def sample_party(
         party,
         f"nfdp-{sampling}",
         nfdp.guarantee(n, k, sampling),
-        randomness=randomness,
-        release_key=release_key(rule, release),
+        drawn=Draw(randomness, release_key(rule, release)),
         **nfdp.ledger_extras(n, k, sampling),
         seed=seed,
     )

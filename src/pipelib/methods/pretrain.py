@@ -10,54 +10,41 @@ import torch
 
 from ..data.loaders import load_labelled
 from ..io import write_json
+from ..job import Job
 from ..seeding import rng, torch_seed
 from ..train import loop
-from ..train.checkpoint import clear_checkpoint, fingerprint
+from ..train.checkpoint import Resume, clear_checkpoint, fingerprint
 from ..train.models import build, optimizer
-from ..train.supervised import TrainSettings, save_model, train_supervised
+from ..train.supervised import Monitor, TrainSettings, save_model, train_supervised
 
 log = logging.getLogger(__name__)
 
 
-def pretrain(
-    *,
-    arch: str,
-    train_path,
-    test_path,
-    n_classes: int,
-    settings: TrainSettings,
-    max_images: int,
-    seed: int,
-    device: str,
-    threads: int,
-    out_model,
-    out_summary,
-    checkpoint=None,
-) -> dict:
-    """Train ``arch`` on the labelled public data; ``max_images`` > 0 uses a seeded subset (reduced presets)."""
-    loop.set_threads(threads)
-    dev = loop.pick_device(device)
+def pretrain(job: Job, settings: TrainSettings, *, n_classes: int, max_images: int) -> dict:
+    """Train the job's ``arch`` on the labelled public data (inputs ``train`` and ``test``); write the
+    model and a summary (outputs ``model`` and ``summary``).  ``max_images`` > 0 uses a seeded subset
+    (reduced presets)."""
+    arch, seed, checkpoint, train_path = job["arch"], job.seed, job.checkpoint, job.input["train"]
+    loop.set_threads(job.threads)
+    dev = loop.pick_device(job.device)
     x, y, meta = load_labelled(train_path, dev)
     if 0 < max_images < len(x):
         keep = torch.from_numpy(np.sort(rng(seed, "pretrain-subset").choice(len(x), max_images, replace=False)))
         x, y = x[keep.to(dev)], y[keep.to(dev)]
-    x_test, y_test, _ = load_labelled(test_path, dev)
+    x_test, y_test, _ = load_labelled(job.input["test"], dev)
     gen = loop.seed_everything(torch_seed(seed, "pretrain", arch))
     model = loop.prepare(build(arch, x.shape[1:], n_classes), dev)
     fp = fingerprint("pretrain", arch, str(train_path), n_classes, settings, seed, max_images)
     history = train_supervised(
         model,
         optimizer(model, settings.lr),
-        x,
-        y,
+        (x, y),
         settings,
         gen,
-        name=f"pretrain {arch}",
-        evaluate=lambda m: {"public_test_accuracy": loop.accuracy(m, x_test, y_test)},
-        checkpoint=checkpoint,
-        fingerprint=fp,
+        Monitor(f"pretrain {arch}", lambda m: {"public_test_accuracy": loop.accuracy(m, x_test, y_test)}),
+        resume=Resume(checkpoint, fp),
     )
-    save_model(model, out_model, public=meta["dataset"], history=history)
+    save_model(model, job.output["model"], public=meta["dataset"], history=history)
     clear_checkpoint(checkpoint)
     summary = {
         "arch": arch,
@@ -69,5 +56,5 @@ def pretrain(
         "history": history,
         "device": str(dev),
     }
-    write_json(summary, out_summary)
+    write_json(summary, job.output["summary"])
     return summary

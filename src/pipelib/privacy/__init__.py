@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import NamedTuple
 
 from ..io import read_json, write_json
 
@@ -121,6 +122,14 @@ def with_reference_delta(row: dict, delta_ref: float) -> dict:
     return {**row, "delta_ref": delta_ref, "epsilon_at_delta_ref": Guarantee.from_row(row).epsilon_at(delta_ref)}
 
 
+class Draw(NamedTuple):
+    """How a release's randomness was drawn: ``randomness`` (seeded or os) and ``key``, what keyed the
+    draw (:func:`pipelib.seeding.release_key`)."""
+
+    randomness: str
+    key: str
+
+
 def release_row(
     method: str,
     scenario: str,
@@ -129,20 +138,19 @@ def release_row(
     mechanism: str,
     guarantee: Guarantee,
     *,
-    randomness: str,
-    release_key: str,
+    drawn: Draw,
     **extra,
 ) -> dict:
     """One ledger row: which release (``release`` names it: the job's output), who made it, how its
-    randomness was drawn (``randomness``, ``release_key``: what keyed the draw), its guarantee."""
+    randomness was drawn (``drawn``: where from, and what keyed the draw), its guarantee."""
     row = {
         "method": method,
         "scenario": scenario,
         "release": release,
         "party": int(party),
         "mechanism": mechanism,
-        "randomness": randomness,
-        "release_key": release_key,
+        "randomness": drawn.randomness,
+        "release_key": drawn.key,
         **guarantee.row(),
         **extra,
     }

@@ -12,6 +12,7 @@ import hashlib
 import json
 import logging
 from pathlib import Path
+from typing import NamedTuple
 
 import torch
 from torch import nn
@@ -58,11 +59,23 @@ def clear_checkpoint(path) -> None:
         Path(path).unlink(missing_ok=True)
 
 
+class Resume(NamedTuple):
+    """Where a job keeps its checkpoint (None: it does not) and the fingerprint of the run that may
+    continue from it (:func:`fingerprint`)."""
+
+    path: str | Path | None
+    fingerprint: str = ""
+
+
+NO_RESUME = Resume(None)
+
+
 def resumable_epochs(
-    epochs: int, checkpoint, fp: str, model: nn.Module, opt: torch.optim.Optimizer, gen: torch.Generator, history: list
+    epochs: int, resume: Resume, model: nn.Module, opt: torch.optim.Optimizer, gen: torch.Generator, history: list
 ):
     """Yield the epoch numbers still to run; after each one the caller's model, optimizer, shuffling
     generator and ``history`` list are checkpointed.  Restores them first when resuming."""
+    checkpoint, fp = resume
     state = load_checkpoint(checkpoint, fp)
     start = 0
     if state is not None:

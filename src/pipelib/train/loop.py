@@ -12,6 +12,8 @@ import contextlib
 import logging
 import os
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -94,6 +96,18 @@ def l1(logits, target):
     return (logits - target).abs().mean()
 
 
+@dataclass(frozen=True)
+class Objective:
+    """What one mini-batch step minimises: ``loss(model(prep(x)), y)``.  ``prep`` turns a batch of x
+    into the model's input (default :func:`scale`: uint8 pixels)."""
+
+    loss: Callable = hard_ce
+    prep: Callable | None = None
+
+
+CROSS_ENTROPY = Objective()  # hard labels, uint8 pixels
+
+
 class Progress:
     """A job's progress: image-passes done of its planned total, images per second and an ETA, logged
     (to the job's log and the console) at most every ``every`` seconds, and at the end."""
@@ -164,18 +178,16 @@ def advance(images: int) -> None:
 def fit(
     model: nn.Module,
     opt: torch.optim.Optimizer,
-    x: torch.Tensor,
-    y: torch.Tensor,
-    loss_fn,
+    data: tuple[torch.Tensor, torch.Tensor],
+    objective: Objective,
     epochs: int,
     batch: int,
     gen: torch.Generator,
-    prep=None,
 ) -> dict:
-    """Train ``model`` for ``epochs`` passes over (x, y) in shuffled mini-batches; returns loss and speed.
-
-    ``prep`` turns a batch of x into the model's input (default :func:`scale`: uint8 pixels)."""
-    prep = scale if prep is None else prep
+    """Train ``model`` for ``epochs`` passes over ``data`` = (x, y) in shuffled mini-batches, minimising
+    ``objective``; returns loss and speed."""
+    (x, y), loss_fn = data, objective.loss
+    prep = scale if objective.prep is None else objective.prep
     model.train()
     n, total, steps, t0 = len(x), 0.0, 0, time.perf_counter()
     starts = list(range(0, n, batch))

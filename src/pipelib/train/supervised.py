@@ -6,14 +6,15 @@ evaluated and logged as it goes; and the model files every training stage keeps 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
 from torch import nn
 
 from ..io import atomic_path, load_torch
-from .checkpoint import resumable_epochs
-from .loop import fit, hard_ce, prepare, progress
+from .checkpoint import NO_RESUME, Resume, resumable_epochs
+from .loop import CROSS_ENTROPY, Objective, fit, prepare, progress
 from .models import build
 
 log = logging.getLogger(__name__)
@@ -33,32 +34,34 @@ class TrainSettings:
         return cls(int(cfg["epochs"]), int(cfg["batch"]), float(cfg["lr"] if lr is None else lr))
 
 
+@dataclass(frozen=True)
+class Monitor:
+    """How a training run reports: ``name`` (log lines and progress) and ``evaluate(model) -> dict``
+    (e.g. test accuracy), run after every ``every``-th epoch and the last, with a log line each."""
+
+    name: str
+    evaluate: Callable | None = None
+    every: int = 1
+
+
 def train_supervised(
     model: nn.Module,
     opt: torch.optim.Optimizer,
-    x: torch.Tensor,
-    y: torch.Tensor,
+    data: tuple[torch.Tensor, torch.Tensor],
     settings: TrainSettings,
     gen: torch.Generator,
+    monitor: Monitor,
     *,
-    name: str,
-    loss=hard_ce,
-    evaluate=None,
-    log_every: int = 1,
-    checkpoint=None,
-    fingerprint: str = "",
-    prep=None,
+    objective: Objective = CROSS_ENTROPY,
+    resume: Resume = NO_RESUME,
 ) -> list[dict]:
-    """Train for ``settings.epochs`` epochs; returns one history row per epoch.
-
-    ``evaluate(model) -> dict`` (e.g. test accuracy) runs after every ``log_every``-th epoch and the last;
-    a log line per such epoch.  With ``checkpoint``, a killed job resumes after its last finished epoch.
-    ``prep`` maps a batch of x to the model's input (default: uint8 pixels to [-1, 1]).
-    """
+    """Train on ``data`` = (x, y) for ``settings.epochs`` epochs minimising ``objective``; returns one
+    history row per epoch.  With a ``resume`` path, a killed job resumes after its last finished epoch."""
+    name, evaluate, log_every = monitor.name, monitor.evaluate, monitor.every
     history: list[dict] = []
-    with progress(settings.epochs * len(x), name):
-        for epoch in resumable_epochs(settings.epochs, checkpoint, fingerprint, model, opt, gen, history):
-            stats = fit(model, opt, x, y, loss, 1, settings.batch, gen, prep)
+    with progress(settings.epochs * len(data[0]), name):
+        for epoch in resumable_epochs(settings.epochs, resume, model, opt, gen, history):
+            stats = fit(model, opt, data, objective, 1, settings.batch, gen)
             row = {"epoch": epoch + 1, "loss": stats["loss"], "img_per_s": stats["img_per_s"]}
             if (epoch + 1) % max(1, log_every) == 0 or epoch + 1 == settings.epochs:
                 if evaluate is not None:

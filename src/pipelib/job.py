@@ -1,0 +1,58 @@
+"""The context of one workflow job, built once from what Snakemake hands its script: the rule and its
+wildcards (the release the job makes: a mechanism's randomness is keyed by them), the seed, the preset, the
+device and CPU threads, where a mechanism's randomness comes from, the file the job resumes from, and its
+input and output files by name.  Method entry points take one :class:`Job` (and their settings) instead
+of a keyword argument for each of these; tests build one directly."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+def _plain(value):
+    """A Snakemake named-list entry as a plain value: a list stays a list, a path a string."""
+    return [str(v) for v in value] if isinstance(value, list) else str(value)
+
+
+@dataclass(frozen=True)
+class Job:
+    """One job's context (see the module docstring).  ``release``: the job's wildcards; ``input`` and
+    ``output``: the rule's named files (a list where the rule names several)."""
+
+    seed: int = 0
+    preset: str = ""
+    device: str = "auto"
+    threads: int = 1
+    randomness: str = "seeded"
+    rule: str = ""
+    release: dict = field(default_factory=dict)
+    checkpoint: str | None = None
+    input: dict = field(default_factory=dict)
+    output: dict = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, smk) -> Job:
+        """The context of the job a script runs in (``smk``: the ``snakemake`` object Snakemake injects);
+        settings the rule does not pass keep their defaults."""
+        p = smk.params
+        return cls(
+            seed=int(p.seed),
+            preset=p.get("preset", ""),
+            device=p.get("device", "auto"),
+            threads=int(smk.threads),
+            randomness=p.get("randomness", "seeded"),
+            rule=smk.rule,
+            release=dict(smk.wildcards.items()),
+            checkpoint=p.get("checkpoint"),
+            input={k: _plain(v) for k, v in smk.input.items()},
+            output={k: _plain(v) for k, v in smk.output.items()},
+        )
+
+    def __getitem__(self, wildcard: str) -> Any:
+        """A wildcard of the job's release: ``job["scenario"]``."""
+        return self.release[wildcard]
+
+    @property
+    def scenario(self) -> str:
+        return self.release["scenario"]
