@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from pipelib.methods import ldpdl
+from pipelib.methods import ldpdl, student, teachers
 from pipelib.privacy import registry, soft_label
 
 
@@ -88,12 +88,12 @@ def test_teachers_fit_each_owners_own_records_only():
     x = g.normal(size=(300, 5)).astype(np.float32)
     y = (x[:, 0] + 0.3 * x[:, 1] > 0).astype(int) + 2 * (x[:, 2] > 0.5)
     sets = ldpdl.owner_records("L6", [300], 120, seed=2, scenario="s")
-    w, t, acc = ldpdl.fit_heads(x, y, sets, 4, ridge=1e-3, batch=4)  # batches mix owners
+    w, t, acc = teachers.fit_heads(x, y, sets, 4, ridge=1e-3, batch=4)  # batches mix owners
     assert w.shape == (6, 6, 4) and (acc > 0.8).all() and (t > 0).all()
     x2, y2 = x.copy(), y.copy()  # change every record owner 0 does not hold
     outside = np.setdiff1d(np.arange(300), sets[0])
     x2[outside], y2[outside] = g.normal(size=(len(outside), 5)), g.integers(0, 4, len(outside))
-    w2, t2, _ = ldpdl.fit_heads(x2, y2, sets, 4, ridge=1e-3, batch=4)
+    w2, t2, _ = teachers.fit_heads(x2, y2, sets, 4, ridge=1e-3, batch=4)
     assert np.array_equal(w2[0], w[0]) and t2[0] == t[0]
     assert not np.array_equal(w2[1], w[1])
     # the ridge solution of owner 0 alone, in closed form
@@ -170,11 +170,11 @@ def test_kd_loss_is_eq_4():
     expected = alpha * ce(target, torch.softmax(logits, 1)) + beta * ce(
         torch.softmax(torch.log(target) / tau, 1), torch.softmax(logits / tau, 1)
     )
-    got = ldpdl.kd_loss(alpha, beta, tau)(logits, target)
+    got = student.kd_loss(alpha, beta, tau)(logits, target)
     assert got.item() == pytest.approx(expected.mean().item(), rel=1e-5)
     one_hot = torch.eye(5)[[0, 1, 2, 3, 4, 0, 1]]
     hard = torch.nn.functional.cross_entropy(logits, one_hot.argmax(1))
-    assert ldpdl.kd_loss(1.0, 0.0, 1.0)(logits, one_hot).item() == pytest.approx(hard.item(), rel=1e-5)
+    assert student.kd_loss(1.0, 0.0, 1.0)(logits, one_hot).item() == pytest.approx(hard.item(), rel=1e-5)
 
 
 def test_owner_ledger_composes_each_owners_answers_including_silent_owners():

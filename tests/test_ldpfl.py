@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from pipelib.privacy import Adjacency, registry, weights
+from pipelib.privacy import Adjacency, registry, twopoint, weights
 
 
 def test_magnitude_matches_specs_table():
@@ -34,7 +34,7 @@ def test_ratio_of_output_probabilities_is_exactly_e_eps(eps):
 def test_clipping_keeps_the_ratio_for_weights_outside_the_range():
     g = torch.Generator().manual_seed(0)
     w = torch.tensor([-5.0, 5.0] * 50_000)
-    bits = weights.perturb_bits(w, 0.0, 1.0, 1.0, g)
+    bits = twopoint.perturb_bits(w, 0.0, 1.0, 1.0, g)
     # a weight far outside is clipped to the range's end: Pr[high] = 1/2 +- tanh(eps/2)/2
     expect = 0.5 + 0.5 * math.tanh(0.5)
     assert float(bits[1::2].float().mean()) == pytest.approx(expect, abs=0.01)
@@ -47,7 +47,7 @@ def test_unbiased_with_the_exact_variance_by_simulation(eps):
     g = torch.Generator().manual_seed(1)
     for w0 in (-0.075, -0.03, 0.0, 0.05, 0.075):
         w = torch.full((trials,), w0)
-        out = weights.values(weights.perturb_bits(w, c, r, eps, g), c, r, eps).double()
+        out = twopoint.values(twopoint.perturb_bits(w, c, r, eps, g), c, r, eps).double()
         var = weights.variance(w0, c, r, eps)
         assert float(out.mean()) == pytest.approx(w0, abs=5 * math.sqrt(var / trials))  # Lemma 1
         assert float(out.var()) == pytest.approx(var, rel=0.02)
@@ -60,7 +60,7 @@ def test_mean_variance_bounds_hold_and_the_papers_corollary_does_not():
     g, trials = torch.Generator().manual_seed(2), 100_000
     for at in ("center", "end"):  # weights at their range's center (largest variance) or end (smallest)
         w = torch.zeros(trials, 4) + (radii if at == "end" else 0)
-        mean = weights.values(weights.perturb_bits(w, 0.0, radii, eps, g), 0.0, radii, eps).double().mean(1)
+        mean = twopoint.values(twopoint.perturb_bits(w, 0.0, radii, eps, g), 0.0, radii, eps).double().mean(1)
         v = float(mean.var())
         assert lo * 0.97 <= v <= hi * 1.03
         assert v == pytest.approx(hi if at == "center" else lo, rel=0.03)
@@ -74,11 +74,11 @@ def test_shuffled_reports_give_the_mean_and_only_each_positions_multiset():
     eps, g = 2.0, torch.Generator().manual_seed(3)
     shapes = {"w": torch.Size([3, 4]), "b": torch.Size([3])}
     c, r = {"w": 0.1, "b": 0.0}, {"w": 0.5, "b": 1.0}
-    reports = weights.ShuffledReports(shapes, c, r, eps)
+    reports = twopoint.ShuffledReports(shapes, c, r, eps)
     sent = []
     for _ in range(7):
         bits = {k: torch.rand(s, generator=g) < 0.5 for k, s in shapes.items()}
-        sent.append({k: weights.values(b, c[k], r[k], eps) for k, b in bits.items()})
+        sent.append({k: twopoint.values(b, c[k], r[k], eps) for k, b in bits.items()})
         reports.add(bits)
     mean = reports.mean()
     for k in shapes:

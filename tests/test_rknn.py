@@ -338,7 +338,7 @@ def fitted_umap(tmp_path_factory):
     reducer = represent.fit_umap(x, settings, 7)
     path = tmp_path_factory.mktemp("umap") / "encoder.pt"
     represent.save_umap(reducer, x, settings, path)
-    from pipelib.io import load_torch
+    from pipelib.train.checkpoint import load_torch
 
     return load_torch(path), x, y, reducer
 

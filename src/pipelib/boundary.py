@@ -38,6 +38,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pyarrow.parquet as pq
+
+from .io import table_meta
+
 ROLES = {
     "download": "dealer",
     "ingest": "dealer",
@@ -214,10 +218,6 @@ class Rows:
         rows = None
         full = self.root / path if self.root is not None else None
         if full is not None and full.is_file():
-            import pyarrow.parquet as pq
-
-            from .io import table_meta
-
             meta, names = table_meta(full), pq.read_schema(full).names
             if "index" in names and "dataset" in meta:
                 frame = pq.read_table(full, columns=[c for c in ("split", "index") if c in names]).to_pandas()
@@ -237,10 +237,6 @@ class Rows:
         if key not in self._cache:
             path = self.root / self.layout.partition(scenario, "assignment.parquet") if self.root else None
             if path is not None and path.is_file():
-                import pyarrow.parquet as pq
-
-                from .io import table_meta
-
                 frame = pq.read_table(path, columns=["split", "index", "party"]).to_pandas()
                 frame = frame[frame["party"] >= 0]
                 ds = table_meta(path)["dataset"]

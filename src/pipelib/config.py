@@ -8,8 +8,10 @@ from importlib import resources
 
 import yaml
 from jsonschema import Draft202012Validator
+from snakemake.common import configfile as snake_config
 
 from . import vocab
+from .privacy import Adjacency, registry
 from .runs import FedmdRun
 
 # Columns each dataset's ingested tables carry (what a task or scheme may refer to).
@@ -70,7 +72,6 @@ def explain_yaml_errors() -> None:
     """Make Snakemake's own config loading (``configfile:``, ``--configfile``) report a YAML syntax error
     with its file, line and column; Snakemake alone says only that the file is not valid YAML.
     The workflow profiles call this (their ``__definitions__`` run before any config file is read)."""
-    import snakemake.common.configfile as snake_config
 
     if getattr(snake_config, "_pipelib_explains", False):
         return
@@ -585,7 +586,6 @@ def scenarios(config: dict) -> dict:
 def canary_adjacency(mechanism: str) -> str:
     """How an audit's canary differs between in and out, as the mechanism's claim's adjacency says:
     ``replace`` (true label when out) for replace-one and local claims, else ``addremove`` (absent)."""
-    from .privacy import Adjacency, registry
 
     adjacency = registry.parse(mechanism if mechanism == "none" else f"{mechanism}-eps1.0").guarantee(1).adjacency
     return "replace" if adjacency in (Adjacency.REPLACE_ONE, Adjacency.LOCAL) else "addremove"

@@ -22,6 +22,7 @@ import zipfile
 from pathlib import Path
 
 import numpy as np
+import pyarrow.parquet as pq
 
 from .io import WRITTEN_KEY, write_json
 
@@ -37,8 +38,6 @@ def quick_check(path) -> str | None:
     path = Path(path)
     try:
         if path.suffix == ".parquet":
-            import pyarrow.parquet as pq
-
             meta = pq.read_metadata(path)
             written = (meta.metadata or {}).get(WRITTEN_KEY)
             if written and meta.num_rows != json.loads(written)["rows"]:

@@ -63,7 +63,7 @@ class DamagedFileError(OSError):
     """A stage's input could not be read: it is damaged or incomplete (the message says how to rebuild it)."""
 
 
-def _readable(path, reader):
+def readable(path, reader):
     """``reader()``, or a DamagedFileError naming ``path`` and how to rebuild it."""
     try:
         return reader()
@@ -80,27 +80,20 @@ def _readable(path, reader):
 
 def read_table(path, columns=None) -> pa.Table:
     """A Parquet table (errors name the file and how to rebuild it)."""
-    return _readable(path, lambda: pq.read_table(path, columns=columns))
+    return readable(path, lambda: pq.read_table(path, columns=columns))
 
 
 def read_rows(path) -> int:
     """A Parquet table's row count, from its footer."""
-    return _readable(path, lambda: pq.read_metadata(path).num_rows)
+    return readable(path, lambda: pq.read_metadata(path).num_rows)
 
 
 def read_csv(path) -> pd.DataFrame:
-    return _readable(path, lambda: pd.read_csv(path))
+    return readable(path, lambda: pd.read_csv(path))
 
 
 def load_npy(path) -> np.ndarray:
-    return _readable(path, lambda: np.load(path))
-
-
-def load_torch(path):
-    """A torch file (model or checkpoint) on the CPU."""
-    import torch
-
-    return _readable(path, lambda: torch.load(path, map_location="cpu", weights_only=False))
+    return readable(path, lambda: np.load(path))
 
 
 def write_json(obj, path) -> None:
@@ -117,7 +110,7 @@ def save_npy(array: np.ndarray, path) -> None:
 
 
 def read_json(path):
-    return _readable(path, lambda: json.loads(Path(path).read_text()))
+    return readable(path, lambda: json.loads(Path(path).read_text()))
 
 
 def write_csv(df: pd.DataFrame, path) -> None:
@@ -169,7 +162,7 @@ def table_meta(table_or_path) -> dict:
     if isinstance(table_or_path, pa.Table):
         schema = table_or_path.schema
     else:
-        schema = _readable(table_or_path, lambda: pq.read_schema(table_or_path))
+        schema = readable(table_or_path, lambda: pq.read_schema(table_or_path))
     raw = (schema.metadata or {}).get(META_KEY)
     return json.loads(raw) if raw else {}
 

@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .config import ConfigError, ldpfl_settings, nfdp_requests
 from .runs import FedmdRun
 
 # Offline copies' split sizes (../shared/data), used before a dataset is ingested; and image shapes.
@@ -89,8 +90,6 @@ def size_problems(config: dict, results_dir: str) -> list[str]:
     the pool a deal draws from (task classes, held-out test, public rows) is not known, and a sample job
     with k > n stops with the same message.  ``config`` is the merged config with ``scenarios`` as the run
     uses them (variants included)."""
-    from .config import nfdp_requests
-
     problems, sizes = [], {}
     for name in config["scenarios"]:
         party_n = _dealt_sizes(config, results_dir, name)
@@ -128,8 +127,6 @@ def _dealt_sizes(config: dict, results_dir: str, name: str) -> list[int] | None:
 
 def check_sizes(config: dict, results_dir: str) -> None:
     """Raise ConfigError listing :func:`size_problems`, if any (the workflow and check-config call it)."""
-    from .config import ConfigError
-
     problems = size_problems(config, results_dir)
     if problems:
         raise ConfigError("invalid configuration:\n  - " + "\n  - ".join(problems))
@@ -210,8 +207,6 @@ def job_work(rule: str, wc: dict, config: dict, results_dir: str) -> Work | None
         ns, w.estimated = _party_n(config, results_dir, wc["scenario"])
         w.add(wc["arch"], SHAPES[sc["private"]], d["batch"], d["epochs"] * sum(ns))
     elif rule == "ldpfl":  # the selected clients' local epochs every round (timed as one client's steps)
-        from .config import ldpfl_settings
-
         s, sc = ldpfl_settings(config, wc["scenario"]), config["scenarios"][wc["scenario"]]
         ns, w.estimated = _party_n(config, results_dir, wc["scenario"])
         per_round = max(1, round(float(wc["frac"]) * len(ns)))

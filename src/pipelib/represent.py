@@ -13,82 +13,29 @@ from __future__ import annotations
 
 import logging
 import math
+import pickle
 import time
 
+import faiss
 import numpy as np
 import torch
 import torch.nn.functional as F
+import umap
 from torch import nn
 
-from .io import atomic_path, save_npy
+from .data.loaders import load_public
+from .features import deskew, hog_features, l2_normalize  # noqa: F401 (part of this module's interface)
+from .io import atomic_path, read_images, save_npy
 from .job import Job
+from .seeding import rng, torch_seed
 from .train import loop
-from .train.checkpoint import NO_RESUME, Resume
+from .train.checkpoint import NO_RESUME, Resume, clear_checkpoint, fingerprint, load_torch
 from .train.models import build
+from .train.supervised import Monitor, TrainSettings, save_state, train_supervised
 from .vocab import ENCODER_KINDS
 
 ENCODERS = ENCODER_KINDS
 log = logging.getLogger(__name__)
-
-
-def l2_normalize(x: np.ndarray) -> np.ndarray:
-    return (x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)).astype(np.float32)
-
-
-def deskew(images: np.ndarray) -> np.ndarray:
-    """Straighten slanted strokes of (N, H, W, 1) uint8 grayscale images: the shear about the centre of
-    mass that makes cov(x, y) zero, which also moves the centre of mass to the image centre (the
-    classic MNIST deskewing).  Blank images are returned unchanged."""
-    from scipy import ndimage
-
-    if images.shape[-1] != 1:
-        raise ValueError(f"deskew needs grayscale images; got {images.shape[-1]} channels")
-    h, w = images.shape[1:3]
-    ys, xs = np.mgrid[:h, :w].astype(np.float64)
-    out = np.empty_like(images)
-    for i, img in enumerate(images[..., 0].astype(np.float64)):
-        total = img.sum()
-        if total <= 0:
-            out[i, ..., 0] = images[i, ..., 0]
-            continue
-        my, mx = (ys * img).sum() / total, (xs * img).sum() / total
-        var_y = ((ys - my) ** 2 * img).sum() / total
-        alpha = ((ys - my) * (xs - mx) * img).sum() / total / var_y if var_y > 0 else 0.0
-        shear = np.array([[1.0, 0.0], [alpha, 1.0]])  # output (y, x) reads input (y, x + alpha (y - c))
-        offset = np.array([my, mx]) - shear @ np.array([h / 2, w / 2])
-        out[i, ..., 0] = ndimage.affine_transform(img, shear, offset=offset, order=1).clip(0, 255).round()
-    return out
-
-
-def hog_features(
-    images: np.ndarray, orientations: int = 9, cells: int | list[int] = 4, block: int = 2, deskewed: bool = False
-) -> np.ndarray:
-    """Histogram of oriented gradients (scikit-image) of (N, H, W, C) uint8 images, L2-normalised.
-
-    The image is cut into ``cells`` x ``cells`` cells (7x7-pixel cells for 28x28 MNIST, 8x8 for 32x32);
-    a list of cell counts concatenates one HOG per scale, each of equal weight.  ``deskewed`` first
-    straightens grayscale digits (:func:`deskew`).
-    """
-    from skimage.feature import hog
-
-    if deskewed:
-        images = deskew(images)
-    h, w, c = images.shape[1:]
-    scales = []
-    for n in [cells] if isinstance(cells, int) else cells:
-        args = {
-            "orientations": orientations,
-            "pixels_per_cell": (h // n, w // n),
-            "cells_per_block": (min(block, n), min(block, n)),
-            "feature_vector": True,
-        }
-        if c > 1:
-            args["channel_axis"] = -1
-        rows = [hog(img if c > 1 else img[..., 0], **args) for img in images]
-        if not rows:
-            return np.zeros((0, 0), np.float32)
-        scales.append(l2_normalize(np.stack(rows)))
-    return scales[0] if len(scales) == 1 else l2_normalize(np.concatenate(scales, axis=1))
 
 
 # ------------------------------------------------------------------------------------------- SimCLR
@@ -177,7 +124,6 @@ def train_simclr(x_u8: torch.Tensor, settings: dict, gen: torch.Generator, resum
     encoder = Encoder(settings["arch"], x_u8.shape[1:], settings["dim"])
     model = loop.prepare(SimCLR(encoder), x_u8.device)
     opt = torch.optim.Adam(model.parameters(), lr=settings["lr"], weight_decay=1e-6)
-    from .train.supervised import Monitor, TrainSettings, train_supervised
 
     dummy = torch.zeros(len(x_u8), dtype=torch.long, device=x_u8.device)  # no labels: the loss pairs the views
     train_supervised(
@@ -246,7 +192,6 @@ def scan_loss(logits: torch.Tensor, entropy_weight: float) -> torch.Tensor:
 
 def mine_neighbours(features: np.ndarray, k: int) -> np.ndarray:
     """Each row's k nearest other rows by cosine similarity (exact, faiss)."""
-    import faiss
 
     x = l2_normalize(np.ascontiguousarray(features, dtype=np.float32))
     index = faiss.IndexFlatIP(x.shape[1])
@@ -258,7 +203,6 @@ def mine_neighbours(features: np.ndarray, k: int) -> np.ndarray:
 def train_scan(features: np.ndarray, settings: dict, gen: torch.Generator) -> ScanHead:
     """SCAN on fixed features (public only): the clustering step on mined nearest neighbours, then
     self-labelling on the confidently assigned rows (probability > ``threshold``)."""
-    from .train.supervised import Monitor, TrainSettings, train_supervised
 
     f = torch.from_numpy(l2_normalize(features))
     ids = torch.arange(len(f))
@@ -303,7 +247,6 @@ def scan_embed(head: ScanHead, features: np.ndarray) -> np.ndarray:
 
 
 def load_scan(path) -> ScanHead:
-    from .io import load_torch
 
     state = load_torch(path)
     head = ScanHead(state["dim"], state["clusters"], state["hidden"], state["dropout"])
@@ -315,13 +258,11 @@ def load_scan(path) -> ScanHead:
 
 
 def save_encoder(encoder: Encoder, path) -> None:
-    from .train.supervised import save_state
 
     save_state(path, {"arch": encoder.arch, "in_shape": encoder.in_shape, "dim": encoder.dim}, encoder)
 
 
 def load_encoder(path) -> Encoder:
-    from .io import load_torch
 
     state = load_torch(path)
     encoder = Encoder(state["arch"], state["in_shape"], state["dim"])
@@ -332,7 +273,6 @@ def load_encoder(path) -> Encoder:
 def fit_umap(features: np.ndarray, settings: dict, seed: int):
     """A UMAP reducer (umap-learn) fitted on public features; seeded, hence single-threaded and
     deterministic.  ``reducer.embedding_`` holds the public rows' coordinates."""
-    import umap
 
     reducer = umap.UMAP(
         n_components=settings["n_components"],
@@ -349,7 +289,6 @@ def fit_umap(features: np.ndarray, settings: dict, seed: int):
 
 def save_umap(reducer, features: np.ndarray, settings: dict, path) -> None:
     """Write a fitted UMAP encoder: the reducer, the public features it was fit on and their coordinates."""
-    import pickle
 
     state = {
         "kind": "umap",
@@ -386,7 +325,6 @@ def neighbour_transform(state: dict, features: np.ndarray) -> np.ndarray:
     """New rows placed at the membership-weighted mean of their n_neighbors nearest public rows'
     coordinates (exact search with faiss): umap-learn's own initialisation of ``transform``, without its
     further optimisation epochs, at a fraction of the cost."""
-    import faiss
 
     index = faiss.IndexFlatL2(state["features"].shape[1])
     index.add(state["features"])
@@ -399,7 +337,6 @@ def umap_embed(state: dict, features: np.ndarray) -> np.ndarray:
     """Coordinates of ``features``: the fitted ones when they are exactly the public features the
     reducer was fit on (the public pool), else the out-of-sample transform ``state["transform"]``
     (``neighbours``: :func:`neighbour_transform`; ``umap``: umap-learn's ``transform``)."""
-    import pickle
 
     if len(features) == 0:
         return np.zeros((0, state["embedding"].shape[1]), np.float32)
@@ -414,12 +351,6 @@ def train_encoder(job: Job, settings: dict) -> None:
     """Fit the job's ``encoder`` on the scenario's public images only (input ``public``; no labels):
     SimCLR on the images, UMAP or a SCAN head on its input encoder's embeddings of them (input ``base``:
     that encoder's model files).  Writes the job's one output."""
-
-    from .data.loaders import load_public
-    from .io import read_images
-    from .seeding import rng, torch_seed
-    from .train.checkpoint import clear_checkpoint, fingerprint
-    from .train.supervised import save_state
 
     name, seed, device, checkpoint, public_path = (
         job["encoder"],
@@ -459,7 +390,6 @@ def train_encoder(job: Job, settings: dict) -> None:
 def embed_images(images_u8: np.ndarray, settings: dict, model_paths, device: str) -> np.ndarray:
     """Embeddings of uint8 images with the encoder ``settings`` describes; ``model_paths`` lists the
     chain's fitted models, base first (HOG has none)."""
-    from .io import load_torch
 
     kind, model_paths = settings["kind"], list(model_paths)
     if kind == "hog":
@@ -477,7 +407,6 @@ def embed_images(images_u8: np.ndarray, settings: dict, model_paths, device: str
 
 def embed_public(*, settings: dict, public_path, model_paths, device: str, threads: int, out_npy) -> None:
     """Embed the public pool (row i of the output = row i of the partition's public index)."""
-    from .io import read_images
 
     loop.set_threads(threads)
     _, images, _ = read_images(public_path)
@@ -486,7 +415,6 @@ def embed_public(*, settings: dict, public_path, model_paths, device: str, threa
 
 def embed_party(*, settings: dict, party_path, model_paths, device: str, threads: int, out_npy) -> None:
     """A party embeds its own images (row i = row i of its partition table)."""
-    from .io import read_images
 
     loop.set_threads(threads)
     _, images, _ = read_images(party_path)

@@ -24,9 +24,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 
 from .integrity import read_run_record, rebuild_command, workdir_of
-from .io import WRITTEN_KEY, load_torch, read_csv, read_json, read_table
+from .io import WRITTEN_KEY, read_csv, read_json, read_table
+from .train.checkpoint import load_torch
 
 SKIP = ("logs", "benchmarks")
 # re-runs of table rows at other settings (FedMD's budget ablation): rows of their own table, not of
@@ -50,8 +52,6 @@ def _check_file(path: Path) -> str | None:
     """Why ``path`` is broken, or None."""
     try:
         if path.suffix == ".parquet":
-            import pyarrow.parquet as pq
-
             table = read_table(path)
             written = (pq.read_schema(path).metadata or {}).get(WRITTEN_KEY)
             if written:

@@ -30,3 +30,9 @@ WEIGHT_MECHANISMS = ("twopoint",)
 # Distillation-stage teachers (what a party answers) and representation encoders.
 TEACHERS = ("rknn",)
 ENCODER_KINDS = ("hog", "simclr", "umap", "scan")
+
+_W = r"-[1-9][0-9]*"
+# the architectures pipelib.train.models builds, by name (a wildcard constraint: Snakemake reads it)
+ARCH_PATTERN = (
+    rf"cnn2{_W}{_W}-d0\.[0-9]+|cnn3{_W}{_W}{_W}-d0\.[0-9]+|resnet(18|34|50)|fedcnn{_W}{_W}{_W}|vgg{_W}{_W}{_W}{_W}"
+)

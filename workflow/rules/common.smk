@@ -19,7 +19,6 @@ from pipelib import integrity
 from pipelib.plan import check_sizes
 from pipelib.provenance import code_digest
 from pipelib.runs import FEDMD_RUN, FedmdRun
-from pipelib.train.models import ARCH_PATTERN
 
 try:
     validate(config)
@@ -51,7 +50,7 @@ wildcard_constraints:
     sampling=alternatives(vocab.SAMPLINGS),
     k="[1-9][0-9]*",
     party="0|[1-9][0-9]*",
-    arch=ARCH_PATTERN,
+    arch=vocab.ARCH_PATTERN,
     n_classes="[1-9][0-9]*",
     q="[1-9][0-9]*",
     pe="[1-9][0-9]*",

@@ -3,7 +3,7 @@
 from pipelib.logs import to_log
 
 to_log(snakemake)
-from pipelib.audit import audit_distill  # noqa: E402
+from pipelib.audit_models import audit_distill  # noqa: E402
 
 p, w = snakemake.params, snakemake.wildcards
 audit_distill(

@@ -3,7 +3,7 @@
 from pipelib.logs import to_log
 
 to_log(snakemake)
-from pipelib.audit import audit_ldpfl_model  # noqa: E402
+from pipelib.audit_models import audit_ldpfl_model  # noqa: E402
 
 i, p = snakemake.input, snakemake.params
 audit_ldpfl_model(

@@ -4,9 +4,9 @@ from pipelib.logs import to_log
 
 to_log(snakemake)
 from pipelib.job import Job  # noqa: E402
-from pipelib.methods.distill import student  # noqa: E402
+from pipelib.methods.student import distill_student  # noqa: E402
 
-student(
+distill_student(
     Job.of(snakemake),
     snakemake.params.settings,
     teacher_spec=snakemake.wildcards.teacher,

@@ -3,7 +3,7 @@
 from pipelib.logs import to_log
 
 to_log(snakemake)
-from pipelib.data.ingest import download  # noqa: E402
+from pipelib.data.download import download  # noqa: E402
 
 for name in snakemake.params.datasets:
     download(name, snakemake.params.data_root)

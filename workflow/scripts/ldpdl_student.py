@@ -4,6 +4,6 @@ from pipelib.logs import to_log
 
 to_log(snakemake)
 from pipelib.job import Job  # noqa: E402
-from pipelib.methods.ldpdl import student_iteration  # noqa: E402
+from pipelib.methods.student import ldpdl_student  # noqa: E402
 
-student_iteration(Job.of(snakemake), snakemake.params.settings, snakemake.params.loss)
+ldpdl_student(Job.of(snakemake), snakemake.params.settings, snakemake.params.loss)

@@ -4,6 +4,6 @@ from pipelib.logs import to_log
 
 to_log(snakemake)
 from pipelib.job import Job  # noqa: E402
-from pipelib.methods.ldpdl import pate_student  # noqa: E402
+from pipelib.methods.student import pate_student  # noqa: E402
 
 pate_student(Job.of(snakemake), snakemake.params.settings, snakemake.params.loss)

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from .. import vocab
-from ..io import image_table, write_csv, write_json, write_table
+from ..io import atomic_path, image_table, write_csv, write_json, write_table
 
 log = logging.getLogger(__name__)
 
@@ -206,8 +206,6 @@ class Md5Cache:
 
     def save(self) -> None:
         if self.path and self.changed:
-            from ..io import atomic_path
-
             with atomic_path(self.path) as tmp:
                 tmp.write_text(json.dumps(self.known, indent=0, sort_keys=True))
             self.changed = False
@@ -253,18 +251,6 @@ def content_digest(name: str, data_root, verify: bool = True, cache: Md5Cache | 
     cache = cache or Md5Cache()
     md5s = verify_files(files, cache) if verify else {_actual_rel(r, p): cache.md5(p) for r, p in files.items()}
     return hashlib.sha256(json.dumps(sorted(md5s.items())).encode()).hexdigest()[:16]
-
-
-def download(name: str, data_root) -> None:
-    """Fetch dataset ``name`` into ``data_root`` with torchvision (needs internet)."""
-    spec = dataset(name)
-    if spec.torchvision is None:
-        raise MissingDataError(f"dataset {name!r} has no download; see ../shared/data/README.md")
-    import torchvision.datasets as tvd
-
-    cls = getattr(tvd, spec.torchvision)
-    for train in (True, False):
-        cls(root=str(data_root), train=train, download=True)
 
 
 # ---------------------------------------------------------------------------------------- readers
@@ -353,16 +339,12 @@ def _label_names(name: str, paths: dict[str, Path]) -> dict:
     return {"label": list(spec.label_names)}
 
 
-def ingest(
-    name: str, data_root, out_dir, verify: bool = True, fetch: bool = False, files: dict | None = None
-) -> pd.DataFrame:
+def ingest(name: str, data_root, out_dir, verify: bool = True, files: dict | None = None) -> pd.DataFrame:
     """Ingest dataset ``name`` into ``out_dir/{train,test}.parquet`` and ``out_dir/class_counts.csv``.
 
     ``files`` (expected relative path -> file) names the raw files directly; without it they are looked
     up under ``data_root``.  Returns the per-split, per-class counts that it also writes.
     """
-    if fetch:
-        download(name, data_root)
     by_rel = {rel: Path(p) for rel, p in (files if files is not None else raw_files(name, data_root)).items()}
     md5s = verify_files(by_rel) if verify else {}
     out_dir = Path(out_dir)

@@ -17,13 +17,15 @@ party, so that every later party job reads its own file and nothing else.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
-from ..io import read_table
+from ..io import META_KEY, image_table, read_images, read_table, table_meta, write_json, write_table
 from ..seeding import rng
 from ..vocab import SCHEMES, SPLITS, TEST_SOURCES
 
@@ -203,7 +205,6 @@ def summarize(frame: pd.DataFrame, test_rows: np.ndarray, parts: list[np.ndarray
 
 
 def _read_splits(data_dir) -> tuple[dict, dict, dict]:
-    from ..io import read_images
 
     frames, images, meta = {}, {}, {}
     for split in SPLITS:
@@ -220,8 +221,6 @@ def make_partition(name: str, scenario: dict, task: dict, seed: int, private_dir
     also holds private records) and ``summary`` (JSON counts).  Party tables are written by
     :func:`extract_party`.
     """
-
-    from ..io import image_table, read_images, write_json, write_table
 
     frames, images, meta = _read_splits(private_dir)
     pool = task_records(frames, images, task)
@@ -333,11 +332,6 @@ def public_rows(public_dir, spec: dict) -> pd.DataFrame:
 
 
 def _plain_table(frame: pd.DataFrame, meta: dict):
-    import json
-
-    import pyarrow as pa
-
-    from ..io import META_KEY
 
     table = pa.Table.from_pandas(frame, preserve_index=False)
     return table.replace_schema_metadata({META_KEY: json.dumps(meta, sort_keys=True).encode()})
@@ -345,8 +339,6 @@ def _plain_table(frame: pd.DataFrame, meta: dict):
 
 def extract_party(assignment_path, private_dir, party: int, out_path) -> int:
     """Write party ``party``'s private records (with pixels) as its own table; returns its n."""
-
-    from ..io import image_table, table_meta, write_table
 
     meta = table_meta(assignment_path)
     assignment = read_table(assignment_path).to_pandas()

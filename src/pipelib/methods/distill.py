@@ -4,7 +4,8 @@
       -> privatize: local mechanism inside the party's job (``party_release``), or central mechanism in
          a trusted curator's job over the parties' raw answers (``party_answers`` -> ``curate``)
       -> aggregate (a server job that reads only privatized releases)
-      -> labels for the public set (server) -> a student trained on them (server) -> a result row.
+      -> labels for the public set (server) -> a student trained on them (server,
+         :func:`pipelib.methods.student.distill_student`) -> a result row.
 
 Teachers are looked up by the kind that starts their spec (``rknn-hog-s20-k1``), mechanisms by name
 in :mod:`pipelib.privacy.registry`.  Every job that privatizes writes its releases' guarantees beside
@@ -14,16 +15,13 @@ its output; the aggregate carries the guarantee on to the student's result row.
 from __future__ import annotations
 
 import logging
-import time
 
 import numpy as np
-import torch
 
-from ..io import load_npy, read_json, read_table, save_npy, write_json, write_table
-from ..job import Job
-from ..privacy import Draw, Guarantee, delta_vacuous, read_releases, registry, release_row, write_releases
+from ..io import load_npy, read_json, save_npy, write_json, write_table
+from ..privacy import Draw, Guarantee, read_releases, registry, release_row, write_releases
 from ..seeding import release_key, release_rng
-from .rknn import RknnTeacher, cluster_purity
+from .rknn import RknnTeacher
 
 log = logging.getLogger(__name__)
 
@@ -167,76 +165,3 @@ def aggregate(*, mechanism: str, release_paths: list, guarantee_paths: list, out
 def label(*, teacher_spec: str, counts_npy, inputs: dict, out_labels) -> None:
     """The server: labels for the public set from the aggregated counts."""
     write_table(teacher(teacher_spec).labels(load_npy(counts_npy), **inputs), out_labels)
-
-
-def student(job: Job, settings: dict, *, teacher_spec: str, label_accuracy: bool = True) -> dict:
-    """The server trains a student on the privately labelled public set; its result row carries the
-    guarantee of the releases behind the labels, Acc_pl (label accuracy) and Acc_pc (test accuracy)."""
-    from ..data.loaders import load_labelled, load_public
-    from ..schema import result_row
-    from ..seeding import torch_seed
-    from ..train import loop
-    from ..train.checkpoint import Resume, clear_checkpoint, fingerprint
-    from ..train.models import build, optimizer
-    from ..train.supervised import Monitor, TrainSettings, save_model, train_supervised
-
-    scenario, seed, checkpoint = job.scenario, job.seed, job.checkpoint
-    labels_path, public_path = job.input["labels"], job.input["public"]
-    t = teacher(teacher_spec)
-    loop.set_threads(job.threads)
-    dev = loop.pick_device(job.device)
-    labels = read_table(labels_path).to_pandas()
-    summary = read_json(job.input["summary"])
-    x_pub, pub_meta = load_public(public_path, dev)
-    x_test, y_test, meta = load_labelled(job.input["test"], dev)
-    y_pub = torch.as_tensor(labels["label"].to_numpy().astype(np.int64), device=dev)
-    acc_pl = purity = None
-    if label_accuracy:  # evaluation only: the public set's true labels, in the same label space
-        truth = read_table(public_path, columns=["label"]).column("label").to_numpy()
-        acc_pl = float((labels["label"].to_numpy() == truth).mean())
-        # one label per cluster: label accuracy is at most the clusters' purity
-        purity = cluster_purity(labels["cluster"].to_numpy(), truth.astype(np.int64))
-    gen = loop.seed_everything(torch_seed(seed, "student"))
-    model = loop.prepare(build(settings["arch"], x_pub.shape[1:], len(meta["task_classes"])), dev)
-    train = TrainSettings.from_config(settings)
-    t0 = time.perf_counter()
-    train_supervised(
-        model,
-        optimizer(model, train.lr),
-        (x_pub, y_pub),
-        train,
-        gen,
-        Monitor("student", lambda m: {"test_accuracy": loop.accuracy(m, x_test, y_test)}),
-        resume=Resume(checkpoint, fingerprint("student", str(labels_path), settings, seed)),
-    )
-    save_model(model, job.output["model"], scenario=scenario, teacher=teacher_spec, mechanism=summary["mechanism"])
-    guarantee = Guarantee.from_row(summary["guarantee"])
-    row = result_row(
-        guarantee,
-        method=METHOD_NAMES[t.kind],
-        scenario=scenario,
-        public_dataset=pub_meta["dataset"],
-        private_dataset=meta["dataset"],
-        mechanism=registry.parse(summary["mechanism"]).name,
-        delta_vacuous=delta_vacuous(guarantee.delta, summary["records"]),
-        accuracy=loop.accuracy(model, x_test, y_test),
-        label_accuracy=acc_pl,
-        cluster_purity=purity,
-        n=summary["records"],
-        randomness=summary["randomness"],
-        parties=None,
-        teacher=teacher_spec,
-        encoder=t.encoder,
-        s=t.s,
-        k=t.k,
-        queries=int(labels["cluster"].max() + 1),
-        public_n=len(x_pub),
-        test_n=len(x_test),
-        wall_seconds=time.perf_counter() - t0,
-        **loop.where(dev),
-        seed=seed,
-        preset=job.preset,
-    )
-    write_json(row, job.output["result"])
-    clear_checkpoint(checkpoint)
-    return row

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
+from opacus import PrivacyEngine
+from opacus.validators import ModuleValidator
 from torch import nn
 
 from ..data.loaders import load_labelled
@@ -31,8 +33,9 @@ from ..privacy import dpsgd as mechanism
 from ..schema import result_row
 from ..seeding import release_key, release_torch_seed, torch_seed
 from ..train import loop
+from ..train.checkpoint import load_torch
 from ..train.models import build
-from ..train.supervised import load_model, save_model
+from ..train.supervised import load_model, model_from_state, save_model
 
 log = logging.getLogger(__name__)
 RULE = "dpsgd"
@@ -57,8 +60,6 @@ def dp_ready(model: nn.Module, pretrained: bool) -> nn.Module:
     """The model Opacus can train: a pre-trained model's BatchNorm layers frozen (no gradient, eval mode:
     public statistics), a model from scratch with BatchNorm replaced by GroupNorm."""
     if not pretrained:
-        from opacus.validators import ModuleValidator
-
         return ModuleValidator.fix(model)
     for m in model.modules():
         if isinstance(m, nn.modules.batchnorm._BatchNorm):
@@ -68,8 +69,6 @@ def dp_ready(model: nn.Module, pretrained: bool) -> nn.Module:
 
 def load_dp_model(path, device) -> nn.Module:
     """A DP-SGD model from its file (``norm``: batch, frozen, or group, from scratch)."""
-    from ..io import load_torch
-    from ..train.supervised import model_from_state
 
     state = load_torch(path)
     if state.get("norm", "batch") == "batch":
@@ -90,7 +89,6 @@ def private(model: nn.Module, optimizer, settings: DpSgdSettings, n: int, z: flo
     """``model`` and an ``optimizer`` (class) over its trainable weights, made DP by Opacus: per-example
     gradients clipped to ``settings.max_grad_norm``, Gaussian noise of std z C (from ``noise``) added to
     their sum, divided by the expected batch n q. The sampling is ours (:func:`train`)."""
-    from opacus import PrivacyEngine
 
     q, _ = mechanism.sampling(n, settings.batch)
     opt = optimizer([p for p in model.parameters() if p.requires_grad], lr=settings.lr)

@@ -24,15 +24,25 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
+import pyarrow as pa
 import torch
 import torch.nn.functional as F
 
+from ..data.loaders import load_labelled, load_public
+from ..io import atomic_path, read_csv, read_rows, write_json, write_table
 from ..job import Job
+from ..privacy import NO_PRIVACY, Draw, Guarantee, delta_vacuous, gaussian, release_row, write_releases
+from ..privacy.gaussian import gaussian_sigma
 from ..runs import FedmdRun
-from ..seeding import rng
+from ..schema import result_row
+from ..seeding import release_key, release_torch_seed, rng, torch_seed
 from ..train import loop
+from ..train.checkpoint import clear_checkpoint, fingerprint
+from ..train.models import optimizer
+from ..train.supervised import load_model
 from ..vocab import ANSWERS
-from .rounds import run_rounds
+from .rounds import run_rounds, wall_seconds
 
 log = logging.getLogger(__name__)
 
@@ -248,7 +258,6 @@ def summarize(history: list[dict], n_parties: int) -> dict:
 
 def noise_for(schedule: Schedule, epsilon: float, delta: float) -> float:
     """sigma that makes all of a party's released answers (epsilon, delta)-DP."""
-    from ..privacy.gaussian import gaussian_sigma
 
     if not math.isfinite(epsilon) or epsilon <= 0:
         raise ValueError(f"FedMD-LDP needs a finite target epsilon > 0, got {epsilon}")
@@ -260,8 +269,6 @@ def noise_for(schedule: Schedule, epsilon: float, delta: float) -> float:
 
 def worst_party(ledger_path) -> dict:
     """The NFDP ledger row of the party with the weakest guarantee (the smallest n): the row's claim."""
-
-    from ..io import read_csv
 
     ledger = read_csv(ledger_path)
     return ledger.sort_values(["epsilon", "delta"], ascending=False, kind="stable").iloc[0].to_dict()
@@ -280,18 +287,6 @@ def run_row(job: Job, cfg: dict, *, models: dict, n_public_classes: int) -> dict
     test accuracies this row reports, are not covered by the guarantee: they are evaluation-only
     (``evaluation_only`` in the result and rounds tables).
     """
-    import pandas as pd
-    import pyarrow as pa
-
-    from ..data.loaders import load_labelled, load_public
-    from ..io import read_rows, write_json, write_table
-    from ..privacy import NO_PRIVACY, Draw, Guarantee, delta_vacuous, gaussian, release_row, write_releases
-    from ..schema import result_row
-    from ..seeding import release_key, release_torch_seed, torch_seed
-    from ..train.checkpoint import clear_checkpoint, fingerprint
-    from ..train.models import optimizer
-    from ..train.supervised import load_model
-    from .rounds import wall_seconds
 
     release, seed, randomness, checkpoint, out = job.release, job.seed, job.randomness, job.checkpoint, job.output
     scenario, answer, method = release["scenario"], release["answer"], release["run"]
@@ -435,7 +430,6 @@ def run_row(job: Job, cfg: dict, *, models: dict, n_public_classes: int) -> dict
 
 def _save_parties(parties: list[Party], archs: list[str], path) -> None:
     """The parties' final models, one file: {arch, in_shape, n_classes, state_dict} per party."""
-    from ..io import atomic_path
 
     state = [
         {

@@ -7,7 +7,7 @@ and a shuffler hides which client sent which value; a protocol of the shared rou
   over stacked copies of the weights and the clients' own batches; no operation mixes clients) or one
   after another (``loop``); both give the same weights up to float rounding (tested).
 * Each client perturbs its trained weights with the round's ranges and its own release-keyed generator
-  and hands the coins to the shuffler (:class:`pipelib.privacy.weights.ShuffledReports`), which keeps
+  and hands the coins to the shuffler (:class:`pipelib.privacy.twopoint.ShuffledReports`), which keeps
   per position only the multiset of values; noise-free federated averaging sums the weights instead.
 * The :class:`Server` selects the round's clients, averages what the shuffler gives it, and (adaptive
   ranges) sets each layer's range for the next round from the averaged weights:
@@ -22,13 +22,24 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
+import pyarrow as pa
 import torch
 import torch.nn.functional as F
+from torch.func import functional_call, grad, vmap
 
+from ..data.loaders import load_labelled
+from ..data.partition import every_party
+from ..io import write_json, write_table
 from ..job import Job
-from ..privacy import weights
-from ..seeding import rng
+from ..privacy import NO_PRIVACY, Draw, registry, release_row, twopoint, write_releases
+from ..schema import result_row
+from ..seeding import release_key, release_torch_seed, rng, torch_seed
 from ..train import loop
+from ..train.checkpoint import clear_checkpoint, fingerprint
+from ..train.models import build
+from ..train.supervised import save_model
+from .rounds import run_rounds, wall_seconds
 
 log = logging.getLogger(__name__)
 MIN_RADIUS = 1e-6  # an adaptive range never collapses to a point (a layer whose weights are all equal)
@@ -76,7 +87,6 @@ class LocalSGD:
         return (self._vmap if self.mode == "vmap" else self._loop)(start, clients, orders, sizes.pop())
 
     def _vmap(self, start, clients, orders, n):
-        from torch.func import functional_call, grad, vmap
 
         def loss(params, x, y):  # one client's batch
             return F.cross_entropy(functional_call(self.model, params, (x,)), y)
@@ -218,7 +228,7 @@ class FedAvg:
         if self.mechanism is None:
             reports = SummedReports(shapes, device)
         else:
-            reports = weights.ShuffledReports(shapes, s.c, s.r, self.mechanism.epsilon, device)
+            reports = twopoint.ShuffledReports(shapes, s.c, s.r, self.mechanism.epsilon, device)
         for part in groups(chosen, self.trainer.group):
             orders = shuffles(self.seed, s.key, t, part, self.trainer.epochs)
             trained = self.trainer.train(s.params, part, orders)
@@ -228,7 +238,8 @@ class FedAvg:
                     reports.add(own)
                 else:  # client c's coins, from its own generator for this round
                     gen = torch.Generator().manual_seed(self.noise_seed(t, c.cid))
-                    reports.add({k: self.mechanism.release(v, s.c[k], s.r[k], gen) for k, v in own.items()})
+                    eps = self.mechanism.epsilon
+                    reports.add({k: twopoint.perturb_bits(v, s.c[k], s.r[k], eps, gen) for k, v in own.items()})
                 self.joined[c.cid] += 1
         s.update(reports.mean())
 
@@ -275,7 +286,6 @@ def parse_run(name: str):
 
 def client_noise_seed(seed: int, randomness: str, release: dict, t: int, cid: int) -> int:
     """The torch seed of client ``cid``'s coins in round t: keyed by the run's wildcards, t and cid."""
-    from ..seeding import release_torch_seed
 
     return release_torch_seed(seed, randomness, "ldpfl", {**release, "round": t, "client": cid})
 
@@ -287,19 +297,6 @@ def run_row(job: Job, settings: dict) -> dict:
     outputs result (the row), rounds (global accuracy per round), releases (one ledger row per client: its
     composed guarantee, with the paper's per-weight claim in ``paper_*`` columns), model (the final global
     model)."""
-    import pandas as pd
-    import pyarrow as pa
-
-    from ..data.loaders import load_labelled
-    from ..data.partition import every_party
-    from ..io import write_json, write_table
-    from ..privacy import NO_PRIVACY, Draw, registry, release_row, write_releases
-    from ..schema import result_row
-    from ..seeding import release_key, torch_seed
-    from ..train.checkpoint import clear_checkpoint, fingerprint
-    from ..train.models import build
-    from ..train.supervised import save_model
-    from .rounds import run_rounds, wall_seconds
 
     release, seed, randomness, checkpoint, out = job.release, job.seed, job.randomness, job.checkpoint, job.output
     assignment_path, private_dir = job.input["assignment"], Path(job.input["private_train"]).parent

@@ -17,6 +17,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from .. import vocab
 from . import NO_PRIVACY, Guarantee, laplace, local, soft_label, weights
 
 MECHANISMS: dict[str, type["Mechanism"]] = {}
@@ -167,11 +168,7 @@ class WeightMechanism(Mechanism):
     """A federated client's perturbation of every weight it uploads (LDP-FL, paper 001), ``epsilon`` per
     weight and round."""
 
-    locality = "weights"
-
-    def release(self, w, c, r, generator):
-        """Eq. 2's coins for the weights ``w`` of one layer with range (c, r) (True: the high value)."""
-        return weights.perturb_bits(w, c, r, self.epsilon, generator)
+    locality = "weights"  # its draws on tensors: pipelib.privacy.twopoint (this registry stays free of torch)
 
     def guarantee(self, k: int) -> Guarantee:
         """The paper's per-weight, per-round record (``k`` is unused: one weight)."""
@@ -204,7 +201,6 @@ def parse(spec: str) -> Mechanism:
 
 
 def _check_vocabulary() -> None:
-    from .. import vocab
 
     central = tuple(n for n, c in MECHANISMS.items() if c.locality == "central")
     local_ = tuple(n for n, c in MECHANISMS.items() if c.locality == "local")

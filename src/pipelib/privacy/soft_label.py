@@ -25,6 +25,7 @@ reveals it.  An owner's answers compose sequentially (:func:`owner_guarantee`).
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -131,7 +132,6 @@ def duchi(z: np.ndarray, epsilon: float, generator: np.random.Generator) -> np.n
 def duchi_probabilities(v: np.ndarray, epsilon: float) -> np.ndarray:
     """Exact P(output sign vector t | v) for every t of {-1, 1}^k (rows: t in itertools.product
     order, columns: rows of ``v``, sign vectors).  P(t | z) is its mixture over v."""
-    import itertools
 
     k = v.shape[1]
     cube = np.array(list(itertools.product([-1.0, 1.0], repeat=k)))

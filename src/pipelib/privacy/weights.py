@@ -1,4 +1,6 @@
-"""LDP-FL's weight perturbation (paper 001 Eq. 2), the shuffler's view of it, and its two guarantees.
+"""LDP-FL's weight perturbation (paper 001 Eq. 2), the shuffler's view of it, and its two guarantees:
+the closed forms and guarantees here (free of torch: report jobs read them); the draws on tensors and
+the shuffler in :mod:`pipelib.privacy.twopoint`.
 
 Each weight w of a layer with range (c, r) is clipped to [c - r, c + r] and replaced by one of two
 values, c + r a or c - r a with a = (e^eps + 1) / (e^eps - 1), the first with probability
@@ -8,8 +10,9 @@ exactly eps-LDP over [c - r, c + r] (Theorem 1: the two probabilities' ratio is 
 Shuffling (paper 001 Algorithm 3) sends every (position, value) pair through an anonymous channel: the
 server receives, for each position, the unordered multiset of the round's values.  Every client of a
 round perturbs with the ranges the server broadcast, so a position's values take one of two publicly
-known values, and the multiset is exactly the number of high values: :class:`ShuffledReports` keeps that
-count and nothing else (no client id, no arrival order), and the server averages from it.
+known values, and the multiset is exactly the number of high values:
+:class:`pipelib.privacy.twopoint.ShuffledReports` keeps that count and nothing else (no client id, no
+arrival order), and the server averages from it.
 
 Privacy is stated twice (``per_weight`` and ``client``): the paper's claim, eps-LDP for one weight of
 one client in one round (it rests on the anonymity of shuffling, and is not a composed guarantee), and
@@ -21,7 +24,7 @@ from __future__ import annotations
 
 import math
 
-import torch
+import numpy as np
 
 from . import Adjacency, Guarantee
 
@@ -36,24 +39,9 @@ def magnitude(epsilon: float) -> float:
     return 1.0 / math.tanh(epsilon / 2)
 
 
-def prob_high(w: torch.Tensor, c, r, epsilon: float) -> torch.Tensor:
+def prob_high(w, c, r, epsilon: float):
     """Pr[w* = c + r a] for weights ``w`` already inside [c - r, c + r]."""
     return 0.5 + (w - c) / (2 * r) * math.tanh(epsilon / 2)
-
-
-def perturb_bits(w: torch.Tensor, c, r, epsilon: float, generator: torch.Generator) -> torch.Tensor:
-    """Eq. 2's coin for each weight (True: the high value c + r a), after clipping to [c - r, c + r].
-    ``c`` and ``r`` broadcast against ``w`` (per-layer scalars); uniforms come from ``generator`` on the CPU."""
-    c, r = torch.as_tensor(c, dtype=w.dtype, device=w.device), torch.as_tensor(r, dtype=w.dtype, device=w.device)
-    clipped = torch.maximum(torch.minimum(w, c + r), c - r)
-    u = torch.rand(w.shape, generator=generator, dtype=torch.float64).to(w.device)
-    return u < prob_high(clipped.double(), c, r, epsilon)
-
-
-def values(bits: torch.Tensor, c, r, epsilon: float) -> torch.Tensor:
-    """The perturbed weights c +- r a for Eq. 2's coins ``bits``."""
-    a = magnitude(epsilon)
-    return c + r * a * (2 * bits.to(torch.float32) - 1)
 
 
 def variance(w, c, r, epsilon: float):
@@ -66,39 +54,9 @@ def mean_variance_bounds(radii, epsilon: float) -> tuple[float, float]:
     """Bounds on Var[mean of n perturbed weights] with client ranges r_u:
     (a^2 - 1) sum r_u^2 / n^2 <= Var <= a^2 sum r_u^2 / n^2.  (Paper 001's Corollary 1 prints other,
     wrong bounds; with equal r these are its Lemma 3.)"""
-    radii = torch.as_tensor(radii, dtype=torch.float64)
+    radii = np.asarray(radii, dtype=np.float64)
     s, n, a2 = float((radii**2).sum()), len(radii), magnitude(epsilon) ** 2
     return (a2 - 1) * s / n**2, a2 * s / n**2
-
-
-class ShuffledReports:
-    """What the server receives from the shuffler in one round: per position, the unordered multiset of
-    the selected clients' perturbed values, i.e. how many of them are high.  Clients are added one at a
-    time and leave no trace but the counts."""
-
-    def __init__(self, shapes: dict[str, torch.Size], c: dict, r: dict, epsilon: float, device=None):
-        self.c, self.r, self.epsilon = c, r, epsilon
-        self.high = {k: torch.zeros(s, dtype=torch.int32, device=device) for k, s in shapes.items()}
-        self.count = 0
-
-    def add(self, bits: dict[str, torch.Tensor]) -> None:
-        """One client's coins, through the anonymous channel."""
-        for k, b in bits.items():
-            self.high[k] += b.to(torch.int32)
-        self.count += 1
-
-    def multiset(self, name: str) -> torch.Tensor:
-        """The (count x ...) values of layer ``name``, high values first at every position: the canonical
-        order of each position's multiset, independent of who sent what."""
-        idx = torch.arange(self.count, device=self.high[name].device).view(-1, *[1] * self.high[name].dim())
-        return values(idx < self.high[name], self.c[name], self.r[name], self.epsilon)
-
-    def mean(self) -> dict[str, torch.Tensor]:
-        """The server's aggregate: the mean of every position's multiset."""
-        if not self.count:
-            raise ValueError("no client reported this round")
-        a = magnitude(self.epsilon)
-        return {k: self.c[k] + self.r[k] * a * (2 * h.to(torch.float32) / self.count - 1) for k, h in self.high.items()}
 
 
 def per_weight(epsilon: float) -> Guarantee:

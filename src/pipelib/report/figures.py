@@ -10,10 +10,18 @@ from __future__ import annotations
 
 import math
 
-import pandas as pd
+import matplotlib
+
+matplotlib.use("Agg")  # figures go to files: no display
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from matplotlib.ticker import FixedLocator, MaxNLocator, NullFormatter, NullLocator  # noqa: E402
 
 from .. import stats
 from ..io import atomic_path, read_csv, read_json, read_table, write_csv
+from ..privacy import gaussian
+from ..privacy.nfdp import SAMPLINGS, WITH_REPLACEMENT, nfdp
 from . import paper
 from .parties import party_interval
 
@@ -34,25 +42,18 @@ PAPER = {"color": "black", "marker": "o", "markerfacecolor": "none", "linestyle"
 
 
 def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     plt.rcParams.update(STYLE)
     return plt
 
 
 def integer_x(ax) -> None:
     """Ticks at whole numbers only (parties, rounds, neighbours)."""
-    from matplotlib.ticker import MaxNLocator
 
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
 
 
 def log_x(ax, values) -> None:
     """A log x axis labelled at the plotted values only, as plain numbers (no overlapping 3x10^-1)."""
-    from matplotlib.ticker import FixedLocator, NullFormatter, NullLocator
 
     ticks = sorted(set(float(v) for v in values))
     ax.set_xscale("log")
@@ -81,8 +82,6 @@ def privacy_vs_parties_data(private_n: dict, k: int, parties: int, answers: int)
     FedMD-LDP's sigma at that (epsilon, delta) for ``answers`` releases: the paper's formula
     sqrt(T ln(1/delta)) / epsilon (c2 = 1, no sensitivity) beside the sigma the exact composed Gaussian
     needs (softmax answers, L2 sensitivity sqrt 2)."""
-    from ..privacy import gaussian
-    from ..privacy.nfdp import WITH_REPLACEMENT
 
     rows = []
     for label, total in private_n.items():
@@ -138,7 +137,6 @@ def plot_privacy_vs_parties(data: pd.DataFrame, out: dict) -> None:
 
 def privacy_vs_k_data(n: int) -> pd.DataFrame:
     """Figure 4: Theorems 1 and 2 (natural log) for k = 1..n records of n."""
-    from ..privacy.nfdp import SAMPLINGS, nfdp
 
     return pd.DataFrame(
         [
@@ -542,7 +540,6 @@ def plot_audit(data: pd.DataFrame, out: dict) -> None:
     A paper's own claim, where it differs (LDP-FL's per weight and round), is a hollow triangle joined to
     the composed claim by a dotted line.  No claim (no mechanism): at the right edge."""
     plt = _plt()
-    import numpy as np
 
     fig, ax = plt.subplots(figsize=(9.0, 3.8))
     finite = data["epsilon"].replace(math.inf, np.nan)
@@ -578,7 +575,6 @@ def plot_audit(data: pd.DataFrame, out: dict) -> None:
 
 
 def audit_figure(out: dict, table_csv) -> pd.DataFrame:
-    from ..io import read_csv
 
     data = read_csv(table_csv)
     plot_audit(data, out)
@@ -602,7 +598,6 @@ def plot_compare(data: pd.DataFrame, scenario: str, out: dict) -> None:
     of guarantee (its best row at each epsilon; every row a marker), marker shape by the guarantee's kind
     (hollow where delta >= 1/n: a vacuous delta); paper 001's per-weight claim drawn where it claims to
     be, joined to its composed guarantee by a dotted line.  No mechanism: at the right edge."""
-    import numpy as np
 
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7.6, 3.6))
@@ -637,7 +632,6 @@ def plot_compare(data: pd.DataFrame, scenario: str, out: dict) -> None:
 
 
 def compare_figure(out: dict, table_csv, scenario: str) -> pd.DataFrame:
-    from ..io import read_csv
 
     data = compare_data(read_csv(table_csv), scenario)
     plot_compare(data, scenario, out)

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from .. import stats
-from ..io import read_csv, read_json, read_table, write_csv
-from ..privacy import LEDGER_COLUMNS, read_releases, with_reference_delta
+from ..io import read_csv, read_json, read_table, write_csv, write_table
+from ..privacy import LEDGER_COLUMNS, Adjacency, read_releases, with_reference_delta
+from ..privacy.weights import PER_WEIGHT_UNIT
 from ..schema import RESULT_COLUMNS
 from . import paper, regime
 from .parties import final_party_accuracies, party_interval
@@ -83,7 +85,6 @@ def guarantee_kind(method: str, adjacency: str) -> str:
     """The kind of a guarantee: ``local`` (each party's randomizer; any two inputs), ``party`` (a party
     privatizes its own release; one record of its data), ``central`` (a trusted curator or the whole
     training run privatizes; one record of the pooled data) or ``none`` (no mechanism)."""
-    from ..privacy import Adjacency
 
     if adjacency in (Adjacency.LOCAL.value, Adjacency.NONE.value):
         return {Adjacency.LOCAL.value: "local", Adjacency.NONE.value: "none"}[adjacency]
@@ -94,7 +95,6 @@ def claims(table: pd.DataFrame) -> pd.DataFrame:
     """The kind of each row's guarantee, the claim its paper states beside it (LDP-FL's per weight per
     round epsilon, paper 001, not a guarantee for a client's data; else the guarantee itself), and the
     epsilon of one record of the private pool."""
-    from ..privacy.weights import PER_WEIGHT_UNIT
 
     kind = pd.Series([guarantee_kind(m, a) for m, a in zip(table["method"], table["adjacency"])], index=table.index)
     unit = table["paper_protected_unit"] if "paper_protected_unit" in table else pd.Series(None, index=table.index)
@@ -219,9 +219,6 @@ def table2(datasets: dict, runs: dict, centralized: dict, out_csv, out_rounds, d
     path, rounds table path), ...], one pair per repeat (seed), the first the row's own; ``centralized``:
     (dataset, arch) -> result row path.
     """
-    import pyarrow as pa
-
-    from ..io import write_table
 
     rows, rounds, test_n = [], [], {}
     for (label, _run), paths in runs.items():

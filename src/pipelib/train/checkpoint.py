@@ -18,9 +18,14 @@ import torch
 from torch import nn
 
 from .. import provenance
-from ..io import DamagedFileError, atomic_path, load_torch
+from ..io import DamagedFileError, atomic_path, readable
 
 log = logging.getLogger(__name__)
+
+
+def load_torch(path):
+    """A torch file (model or checkpoint) on the CPU; a damaged one raises a DamagedFileError naming it."""
+    return readable(path, lambda: torch.load(path, map_location="cpu", weights_only=False))
 
 
 def fingerprint(*parts) -> str:

@@ -20,6 +20,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..logs import JOB, console
+
 
 def pick_device(setting: str = "auto") -> torch.device:
     """``auto`` -> CUDA when present, else CPU; ``cpu`` / ``cuda`` force one (``cuda`` without a GPU is an error)."""
@@ -125,7 +127,6 @@ class Progress:
             self.report(now)
 
     def report(self, now: float | None = None, final: bool = False) -> str:
-        from ..logs import JOB, console
 
         seconds = (now or time.perf_counter()) - self.t0
         rate = self.done / seconds if seconds > 0 else float("nan")

@@ -21,12 +21,11 @@ import re
 from dataclasses import dataclass
 
 import torch
+import torchvision
 from torch import nn
 
-_W = r"-[1-9][0-9]*"
-ARCH_PATTERN = (
-    rf"cnn2{_W}{_W}-d0\.[0-9]+|cnn3{_W}{_W}{_W}-d0\.[0-9]+|resnet(18|34|50)|fedcnn{_W}{_W}{_W}|vgg{_W}{_W}{_W}{_W}"
-)
+from ..vocab import ARCH_PATTERN
+
 # Keras l2(1e-3) adds 1e-3 * sum(w^2) to the loss: gradient 2e-3 * w, i.e. coupled weight decay 2e-3.
 classifier_weight_decay = 2e-3
 
@@ -109,7 +108,6 @@ class ResNet(nn.Module):
 
     def __init__(self, arch: Arch, in_shape: tuple[int, int, int], n_classes: int):
         super().__init__()
-        import torchvision
 
         net = getattr(torchvision.models, arch.name)(weights=None, num_classes=n_classes)
         net.conv1 = nn.Conv2d(in_shape[0], 64, 3, stride=1, padding=1, bias=False)

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from ..io import atomic_path, load_torch
-from .checkpoint import NO_RESUME, Resume, resumable_epochs
+from ..io import atomic_path
+from .checkpoint import NO_RESUME, Resume, load_torch, resumable_epochs
 from .loop import CROSS_ENTROPY, Objective, fit, prepare, progress
 from .models import build
 
