@@ -111,6 +111,8 @@ def execute(job: dict, threads: int) -> None:
     """One job, as its rule's script runs it."""
     import logging
 
+    from pipelib.job import Job  # the parent (run) may lack pipelib: its children get PYTHONPATH
+
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     for path in [job.get("out_model"), *job.get("out", {}).values()]:
         if path:
@@ -119,25 +121,36 @@ def execute(job: dict, threads: int) -> None:
         from pipelib.methods.pretrain import pretrain
         from pipelib.train.supervised import TrainSettings
 
-        pretrain(
-            arch=job["arch"],
-            train_path=job["train_path"],
-            test_path=job["test_path"],
-            n_classes=job["n_classes"],
-            settings=TrainSettings.from_config(job["settings"], lr=job["lr"]),
-            max_images=job["settings"]["max_images"],
+        context = Job(
             seed=job["seed"],
             device=job["device"],
             threads=threads,
-            out_model=job["out_model"],
-            out_summary=job["out_summary"],
+            rule="pretrain",
+            release={"arch": job["arch"], "n_classes": str(job["n_classes"])},
             checkpoint=job["checkpoint"],
+            input={"train": job["train_path"], "test": job["test_path"]},
+            output={"model": job["out_model"], "summary": job["out_summary"]},
         )
+        settings = TrainSettings.from_config(job["settings"], lr=job["lr"])
+        pretrain(context, settings, n_classes=job["n_classes"], max_images=job["settings"]["max_images"])
     else:
         from pipelib.methods.fedmd import run_row
 
-        spec = {k: v for k, v in job.items() if k != "kind"}
-        run_row(**{**spec, "cfg": {**job["cfg"], "threads": threads}})
+        inputs = {"parties": job["party_paths"], "public": job["public_path"], "test": job["test_path"]}
+        if job["ledger_path"]:
+            inputs["ledger"] = job["ledger_path"]
+        context = Job(
+            seed=job["seed"],
+            preset=job["preset"],
+            threads=threads,
+            randomness=job["randomness"],
+            rule="fedmd",
+            release=job["release"],
+            checkpoint=job["checkpoint"],
+            input=inputs,
+            output=job["out"],
+        )
+        run_row(context, job["cfg"], models=job["models"], n_public_classes=job["n_public_classes"])
 
 
 def run(args) -> None:

@@ -25,7 +25,9 @@ import numpy as np
 import pandas as pd
 
 from pipelib.io import read_images
+from pipelib.job import Job
 from pipelib.methods import ldpdl
+from pipelib.methods.student import ServerStudent
 from pipelib.privacy import soft_label
 
 
@@ -52,14 +54,8 @@ def true_label_student(root: Path, scenario: str, queries, y, config: dict) -> f
     from pipelib.train import loop
 
     d = root / "partitions" / scenario
-    server = ldpdl.ServerStudent(
-        public_path=d / "public.parquet",
-        test_path=d / "test.parquet",
-        settings=config["ldpdl"]["student"],
-        loss=config["ldpdl"]["loss"],
-        device="cpu",
-        threads=2,
-    )
+    job = Job(device="cpu", threads=2, input={"public": str(d / "public.parquet"), "test": str(d / "test.parquet")})
+    server = ServerStudent(job, config["ldpdl"]["student"], config["ldpdl"]["loss"])
     k = len(server.meta["task_classes"])
     server.fit(np.asarray(queries), np.eye(k)[y[np.asarray(queries)]], 0, "student on true labels")
     return loop.accuracy(server.model, server.x_test, server.y_test)
