@@ -187,7 +187,7 @@ def test_compare_states_each_guarantee_kind_and_the_per_weight_claim():
     assert c["claim_epsilon"].tolist() == [0.5, 1.0, 8.0, 8.0, math.inf, 8.0]
 
 
-def _budget_run(folder, method, k, accuracies, test_n=500):
+def _budget_run(folder, method, k, accuracies, test_n=500, wall_seconds=60.0):
     """A FedMD result row and its rounds table, as the fedmd rule writes them (what fedmd_budget reads)."""
     import json
 
@@ -198,7 +198,7 @@ def _budget_run(folder, method, k, accuracies, test_n=500):
 
     folder.mkdir(parents=True)
     row = {**NO_PRIVACY.row(), "method": method, "k": k, "accuracy": float(sum(accuracies) / len(accuracies))}
-    row.update(accuracy_std=0.0, test_n=test_n, parties=len(accuracies), wall_seconds=60.0, preset="t", seed=0)
+    row.update(accuracy_std=0.0, test_n=test_n, parties=len(accuracies), wall_seconds=wall_seconds, preset="t", seed=0)
     row.update(device="cpu", hardware="CPU: test", scenario="femnist_iid", run="np" if k is None else f"nfdp-k{k}")
     (folder / "result.json").write_text(json.dumps(row))
     final = [{"round": 2, "party": i, "accuracy": a} for i, a in enumerate(accuracies)]
@@ -218,7 +218,8 @@ def test_fedmd_budget_table_and_its_generated_findings(tmp_path):
     entries = []
     for (rounds, queries, epochs), accs in points.items():
         for method, k in (("FedMD-NFDP", 16), ("FedMD-NP", None)):
-            path = _budget_run(tmp_path / f"{method}-{rounds}-{queries}-{epochs}", method, k, accs)
+            folder = tmp_path / f"{method}-{rounds}-{queries}-{epochs}"
+            path = _budget_run(folder, method, k, accs, wall_seconds=rounds * queries / 100)
             entries.append(
                 {"dataset": "FEMNIST", "run": "x", "rounds": rounds, "public_per_round": queries}
                 | {"pretrain_epochs": epochs, "path": str(path)}
@@ -235,6 +236,7 @@ def test_fedmd_budget_table_and_its_generated_findings(tmp_path):
     assert "FEMNIST FedMD-NFDP: 0.450 at 6 x 500 queries and 3 pre-training epochs, 0.780 at 20 x 5000" in findings
     assert "+33.0 points" in findings  # the intervals of 0.45 and 0.78 do not overlap
     assert "the smallest budget within 3 points of it is 12 x 1000 with 3 pre-training epochs (0.760)" in findings
+    assert "Its job took 17 min, 33 times the smallest point's (0.5 min)." in findings  # 1,000 s against 30 s
     page = pages.fedmd_budget_page(tmp_path / "fedmd_budget.csv", {"p002_budget": "figures/p002_budget.png"}, "cmd")
     assert any("0.45 [" in line and "6 x 500" in line for line in page.splitlines())
     assert "![Accuracy against rounds x public queries" in page
