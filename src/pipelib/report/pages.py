@@ -462,7 +462,7 @@ def budget_findings(t: pd.DataFrame) -> list[str]:
             )
             cost = full.iloc[0]["wall_seconds"] / lo["wall_seconds"] if lo["wall_seconds"] > 0 else math.nan
             out.append(
-                f"- {label} {method} at the paper's size: {ref:.3f} (paper {gap} points off); {first}. "
+                f"- {label} {method} at the paper's size: {ref:.3f} ({gap} points against the paper); {first}. "
                 f"Its job took {full.iloc[0]['wall_seconds'] / 60:.0f} min, {cost:.0f} times the smallest point's "
                 f"({lo['wall_seconds'] / 60:.1f} min)."
             )
