@@ -63,3 +63,9 @@ def hog_features(
             return np.zeros((0, 0), np.float32)
         scales.append(l2_normalize(np.stack(rows)))
     return scales[0] if len(scales) == 1 else l2_normalize(np.concatenate(scales, axis=1))
+
+
+def hog_encoder(images: np.ndarray, settings: dict) -> np.ndarray:
+    """HOG features of uint8 images as an encoder's ``settings`` (kind ``hog``) configure them."""
+    cells, deskewed = settings.get("cells", 4), settings.get("deskew", False)
+    return hog_features(images, settings.get("orientations", 9), cells, deskewed=deskewed)

@@ -24,7 +24,7 @@ import umap
 from torch import nn
 
 from .data.loaders import load_public
-from .features import deskew, hog_features, l2_normalize  # noqa: F401 (part of this module's interface)
+from .features import deskew, hog_encoder, hog_features, l2_normalize  # noqa: F401 (part of this module's interface)
 from .io import atomic_path, read_images, save_npy
 from .job import Job
 from .seeding import rng, torch_seed
@@ -393,9 +393,7 @@ def embed_images(images_u8: np.ndarray, settings: dict, model_paths, device: str
 
     kind, model_paths = settings["kind"], list(model_paths)
     if kind == "hog":
-        return hog_features(
-            images_u8, settings.get("orientations", 9), settings.get("cells", 4), deskewed=settings.get("deskew", False)
-        )
+        return hog_encoder(images_u8, settings)
     if kind in ("umap", "scan"):
         features = embed_images(images_u8, settings["base"], model_paths[:-1], device)
         if kind == "scan":

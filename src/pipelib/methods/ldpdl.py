@@ -33,7 +33,7 @@ import logging
 import numpy as np
 import pandas as pd
 
-from ..features import hog_features
+from ..features import hog_encoder
 from ..io import load_npy, read_images, read_json, read_rows, save_npy, write_json
 from ..job import Job
 from ..privacy import Draw, pate, registry, release_row, soft_label, write_releases
@@ -208,8 +208,7 @@ def encoder_features(images: np.ndarray, settings: dict) -> np.ndarray:
     information about any record but their own."""
     if settings["kind"] != "hog":
         raise ValueError(f"LDP-DL teachers need a data-independent (HOG) encoder; got kind {settings['kind']!r}")
-    cells, deskewed = settings.get("cells", 4), settings.get("deskew", False)
-    return hog_features(images, settings.get("orientations", 9), cells, deskewed=deskewed)
+    return hog_encoder(images, settings)
 
 
 def load_owners(path) -> tuple[np.ndarray, np.ndarray]:
