@@ -51,7 +51,7 @@ def ours(model, x_u8, y, batch, epochs, device):
     gen = torch.Generator().manual_seed(0)
     sync(device)
     t0 = time.perf_counter()
-    train.fit(model, opt, x_u8, y, train.hard_ce, epochs, batch, gen)
+    train.fit(model, opt, (x_u8, y), train.CROSS_ENTROPY, epochs, batch, gen)
     sync(device)
     return len(x_u8) * epochs / (time.perf_counter() - t0)
 
@@ -61,7 +61,7 @@ def parties_ours(archs, shape, x_u8, y, batch, epochs, device):
     for i, arch in enumerate(archs):
         m = train.prepare(models.build(arch, shape, 16), device)
         parties.append(
-            fedmd.Party(i, m, models.optimizer(m, 1e-3), x_u8, y, "softmax", torch.Generator().manual_seed(i))
+            fedmd.Party(i, m, models.optimizer(m, 1e-3), (x_u8, y), "softmax", torch.Generator().manual_seed(i))
         )
     sync(device)
     t0 = time.perf_counter()

@@ -103,6 +103,7 @@ def test_guarantees_state_the_papers_claim_and_the_composed_one():
 # ------------------------------------------------------------------ federated averaging
 
 from pipelib.methods import ldpfl  # noqa: E402
+from pipelib.train import models  # noqa: E402
 from pipelib.train.models import build  # noqa: E402
 
 
@@ -323,3 +324,31 @@ def test_each_clients_coins_are_keyed_by_the_run_the_round_and_the_client():
     assert len(set(seeds.values())) == 4 and seeds[(1, 0)] == ldpfl.client_noise_seed(0, "seeded", release, 1, 0)
     other = {**release, "flmech": "twopoint-eps5.0-c0.0-r0.1"}
     assert ldpfl.client_noise_seed(0, "seeded", other, 1, 0) != seeds[(1, 0)]
+
+
+@pytest.mark.parametrize(
+    "arch,shape,want",
+    [
+        ("fedcnn-4-8-16", (1, 28, 28), "vmap"),
+        ("fedcnn-16-32-128", (1, 28, 28), "vmap"),
+        ("fedcnn-32-64-512", (1, 28, 28), "loop"),
+        ("vgg-16-32-64-128", (3, 32, 32), "loop"),
+        ("vgg-32-64-128-256", (3, 32, 32), "loop"),
+    ],
+)
+def test_auto_client_training_on_a_cpu_follows_the_models_training_flops(arch, shape, want):
+    model = build(arch, shape, 10)
+    assert ldpfl.client_mode("auto", model, shape) == want
+    assert ldpfl.client_mode("vmap", model, shape) == "vmap" and ldpfl.client_mode("loop", model, shape) == "loop"
+
+
+def test_counting_a_models_flops_draws_nothing_and_changes_no_state():
+    model = build("cnn2-8-16-d0.2", (1, 28, 28), 10).train()
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    torch.manual_seed(3)
+    flops = models.training_flops(model, (1, 28, 28))
+    after_draw = torch.rand(1)
+    torch.manual_seed(3)
+    assert torch.equal(after_draw, torch.rand(1)) and flops > 0 and model.training
+    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
+    assert all(p.grad is None for p in model.parameters())

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from pipelib.runs import FEDMD_RUN, FedmdRun
+from pipelib.runs import FEDMD_RUN, LDPDL_RUN, LDPFL_RUN, PATE_RUN, FedmdRun, LdpdlRun, LdpflRun, PateRun, student_run
 
 
 @pytest.mark.parametrize(
@@ -36,3 +36,43 @@ def test_a_bad_fedmd_run_name_is_refused_with_the_grammar(name):
         FedmdRun.parse(name)
     with pytest.raises(ValueError, match="np takes no sample"):
         FedmdRun("nfdp")
+
+
+@pytest.mark.parametrize(
+    "name,run",
+    [
+        ("none", LdpflRun()),
+        ("twopoint-eps5.0-adaptive", LdpflRun(5.0, "adaptive")),
+        ("twopoint-eps10.0-c0.0-r0.075", LdpflRun(10, (0, 0.075))),
+        ("twopoint-eps0.1-c-0.5-r2.0", LdpflRun(0.1, (-0.5, 2.0))),
+    ],
+)
+def test_an_ldpfl_run_name_parses_and_formats_back(name, run):
+    assert LdpflRun.parse(name) == run and run.name == name == str(run)
+    assert re.fullmatch(LDPFL_RUN.pattern, name)
+    assert run.spec == (None if name == "none" else name.split("-", 2)[0] + "-" + name.split("-", 2)[1])
+
+
+@pytest.mark.parametrize("name", ["twopoint-eps5.0", "twopoint-5.0-adaptive", "laplace-eps1.0-adaptive", "noise"])
+def test_a_bad_ldpfl_run_name_is_refused_with_the_grammar(name):
+    with pytest.raises(ValueError, match="expected none, twopoint-eps<e>-adaptive"):
+        LdpflRun.parse(name)
+    with pytest.raises(ValueError, match="noise-free takes no range"):
+        LdpflRun(None, "adaptive")
+
+
+def test_ldpdl_and_pate_run_folders_parse_and_format_back():
+    ldpdl, pate = LdpdlRun("pm", 5, 30, "L10000", "aqs"), PateRun(8, "T250")
+    assert ldpdl.name == "pm-eps5.0-q30-L10000-aqs" and pate.name == "pate-eps8.0-T250"
+    assert student_run(ldpdl.name) == ldpdl and student_run(pate.name) == pate
+    assert student_run("laplacebox-eps0.5-q10-parties-random") == LdpdlRun("laplacebox", 0.5, 10, "parties", "random")
+    assert (ldpdl.method, pate.method) == ("LDP-DL", "PATE")
+    wildcards = {"ldmech": "duchi", "eps": "1.0", "nq": "10", "design": "parties", "qs": "aqs"}
+    assert LdpdlRun.of(wildcards).name == "duchi-eps1.0-q10-parties-aqs"
+    assert re.fullmatch(LDPDL_RUN.pattern, ldpdl.name) and re.fullmatch(PATE_RUN.pattern, pate.name)
+
+
+@pytest.mark.parametrize("name", ["pm-eps5.0-q30-L10000", "gauss-eps1.0-q3-parties-aqs", "pate-eps1.0", "pm"])
+def test_a_bad_ldpdl_or_pate_run_folder_is_refused_with_both_grammars(name):
+    with pytest.raises(ValueError, match="expected <mechanism>-eps<e>-q<N_Q>.* or pate-eps<e>-<teachers>"):
+        student_run(name)

@@ -32,7 +32,7 @@ from .config import (
 from .config import encoder_settings as resolved_encoder
 from .config import ldpfl_dataset as ldpfl_dataset_of
 from .data import ingest as raw
-from .runs import FedmdRun
+from .runs import FedmdRun, LdpdlRun, LdpflRun, PateRun, student_run
 
 
 class DesignError(ValueError):
@@ -397,7 +397,7 @@ class Design:
                     else ["release/curated"]
                 )
                 files += [f"{Path(path).parent}/{n}.guarantee.json" for n in names]
-            elif parts[0] == "ldpdl" and parts[2].startswith("pate-"):
+            elif parts[0] == "ldpdl" and isinstance(student_run(parts[2]), PateRun):
                 files.append(f"{Path(path).parent}/labels.guarantee.json")
             elif parts[0] == "ldpdl":
                 files += self.ldpdl_release_guarantees(path)
@@ -614,7 +614,7 @@ class Design:
         return "parties" if t == "parties" else f"T{t}"
 
     def ldpdl_dir(self, scenario, mech, eps, nq, qs, design):
-        return self.res(f"ldpdl/{scenario}/{mech}-eps{float(eps)!r}-q{nq}-{design}-{qs}")
+        return self.res(f"ldpdl/{scenario}/{LdpdlRun(mech, eps, nq, design, qs)}")
 
     def ldpdl_shape(self, qs):
         """(queries per iteration, iterations) of a run.  Without AQS the queries do not depend on the
@@ -635,7 +635,7 @@ class Design:
         return [f"{run}/iter-{t}/answers.guarantee.json" for t in range(1, last + 1)]
 
     def pate_result(self, scenario, eps, design=None):
-        return self.res(f"ldpdl/{scenario}/pate-eps{float(eps)!r}-{design or self.pate_design()}/result.json")
+        return self.res(f"ldpdl/{scenario}/{PateRun(eps, design or self.pate_design())}/result.json")
 
     def teachers_files(self, scenario, design):
         """The owners' teachers of a design (for the owners' and the curator's jobs only) and their summary."""
@@ -751,14 +751,6 @@ class Design:
     def ldpfl_dir(self, scenario, run, fraction, rounds):
         return self.res(f"ldpfl/{scenario}/{run}/f{float(fraction)!r}-m{int(rounds)}")
 
-    def ldpfl_run(self, epsilon, radius):
-        """A run's name: none (noise-free), twopoint-eps<e>-adaptive, or twopoint-eps<e>-c<c>-r<r>."""
-        if epsilon is None:
-            return "none"
-        if radius == "adaptive":
-            return f"twopoint-eps{float(epsilon)!r}-adaptive"
-        return f"twopoint-eps{float(epsilon)!r}-c{float(radius[0])!r}-r{float(radius[1])!r}"
-
     def ldpfl_dataset(self, scenario):
         """The ldpfl.datasets entry of a scenario or of one of its variants (pipelib.config)."""
         return ldpfl_dataset_of(self.config, scenario)
@@ -777,7 +769,7 @@ class Design:
             at = d["figure_epsilon"]
 
             def add(artifact, eps, radius, scenario=sc, fraction=self.LDPFL["fraction"], d=d, label=label, **extra):
-                run = self.ldpfl_run(eps, radius)
+                run = LdpflRun(eps, radius).name
                 path = f"{self.ldpfl_dir(scenario, run, fraction, d['rounds'])}/result.json"
                 out.append({"artifact": artifact, "dataset": label, "run": run, "path": path} | extra)
 
@@ -806,10 +798,12 @@ class Design:
 
     def ldpfl_compare_paths(self):
         """LDP-FL on other methods' splits (noise-free and adaptive range): compare.csv's rows only."""
-        fraction, run = self.LDPFL["fraction"], self.ldpfl_run
+        fraction = self.LDPFL["fraction"]
+        runs = [
+            (sc, LdpflRun(eps, None if eps is None else "adaptive").name) for sc, eps in ldpfl_compare_runs(self.config)
+        ]
         return [
-            f"{self.ldpfl_dir(sc, run(eps, 'adaptive'), fraction, self.ldpfl_dataset(sc)[1]['rounds'])}/result.json"
-            for sc, eps in ldpfl_compare_runs(self.config)
+            f"{self.ldpfl_dir(sc, run, fraction, self.ldpfl_dataset(sc)[1]['rounds'])}/result.json" for sc, run in runs
         ]
 
     def ldpfl_paths(self, artifact=None):
@@ -969,9 +963,9 @@ class Design:
             scenario = audit_variant(self.config, row["scenario"], row["mechanism"])
             eps = float(row["epsilon"])
             run = (  # audits run on the scenario's parties: owner 0 is party 0, which holds the canaries
-                f"pate-eps{eps!r}-parties"
+                PateRun(eps, "parties")
                 if row["mechanism"] == "pate"
-                else f"{row['mechanism']}-eps{eps!r}-q{self.LDPDL['per_query']}-parties-aqs"
+                else LdpdlRun(row["mechanism"], eps, self.LDPDL["per_query"], "parties", "aqs")
             )
             out.append(
                 {
@@ -985,8 +979,10 @@ class Design:
         """The auditor reads the canary list, the run's final student and its claim: owner 0's composed
         ledger (LDP-DL's owners.csv of the last iteration) or the curator's guarantee (PATE).
         """
-        d = self.res(f"ldpdl/{wc.scenario}/{wc.run}")
-        if wc.run.startswith("pate-"):
+        d, run = self.res(f"ldpdl/{wc.scenario}/{wc.run}"), student_run(wc.run)
+        if run.design != "parties" or getattr(run, "sampling", "aqs") != "aqs":
+            raise ValueError(f"audit of {wc.run!r}: audits cover runs on the scenario's parties (with AQS) only")
+        if isinstance(run, PateRun):
             last, claim = d, f"{d}/labels.guarantee.json"
         else:
             last = f"{d}/iter-{self.ldpdl_shape('aqs')[1]}"

@@ -1,8 +1,8 @@
 """The context of one workflow job, built once from what Snakemake hands its script: the rule and its
 wildcards (the release the job makes: a mechanism's randomness is keyed by them), the seed, the preset, the
-device and CPU threads, where a mechanism's randomness comes from, the file the job resumes from, and its
-input and output files by name.  Method entry points take one :class:`Job` (and their settings) instead
-of a keyword argument for each of these; tests build one directly."""
+device, training precision and CPU threads, where a mechanism's randomness comes from, the file the job
+resumes from, and its input and output files by name.  Method entry points take one :class:`Job` (and
+their settings) instead of a keyword argument for each of these; tests build one directly."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ class Job:
     seed: int = 0
     preset: str = ""
     device: str = "auto"
+    precision: str = "fp32"
     threads: int = 1
     randomness: str = "seeded"
     rule: str = ""
@@ -40,6 +41,7 @@ class Job:
             seed=int(p.seed),
             preset=p.get("preset", ""),
             device=p.get("device", "auto"),
+            precision=p.get("precision", "fp32"),
             threads=int(smk.threads),
             randomness=p.get("randomness", "seeded"),
             rule=smk.rule,

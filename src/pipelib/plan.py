@@ -1,18 +1,22 @@
 """The compute a run plans, printed before its first job: image-passes per training stage and the time
-they take at this machine's measured training throughput; and the reason a run stops before its first
-job when, without a GPU, it would take longer than ``max_cpu_hours``.
+they take at this machine's measured training throughput, plus every job's start-up floor; and the reason a
+run stops before its first job when, without a GPU, it would take longer than ``max_cpu_hours``.
 
 An image-pass is one image through one training step (forward and backward); evaluation and answers
 (forward only) count a third.  The private set of a party is read from its partition's summary when it
 exists; before the first partition it is estimated from the dataset's size (say so in the output).
 Throughput is measured once per (architecture, input shape, batch, threads, hardware) with a few
-training steps on random images, and remembered in ``.snakemake/pipelib/throughput.json``.
+training steps on random images, and remembered in ``.snakemake/pipelib/throughput.json``.  So is the
+start-up floor: the seconds a fresh interpreter takes to import what a job's script imports, measured once
+for a training job (torch) and once for a job that trains nothing (pandas, pyarrow; no torch).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -249,6 +253,23 @@ def measure(arch: str, shape, device, batches=(SMALL, LARGE), steps: int = 2) ->
     return out
 
 
+# What a job's script imports before its first line of work: a training job, and one that trains nothing.
+FLOOR_IMPORTS = {
+    "training": "import pipelib.methods.fedmd, pipelib.train.supervised",
+    "light": "import pipelib.methods.ldpdl, pipelib.privacy.registry, pipelib.io",
+}
+
+
+def measure_floor(kind: str, repeat: int = 1) -> float:
+    """Seconds a fresh interpreter takes to start and import a ``kind`` job's modules (the best of ``repeat``)."""
+    best = math.inf
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", FLOOR_IMPORTS[kind]], check=True, capture_output=True)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
 class Throughput:
     """Measured training throughput, remembered per (hardware, torch, threads, arch, shape, batch)."""
 
@@ -266,10 +287,21 @@ class Throughput:
         key = f"{self.prefix}|{arch}|{'x'.join(map(str, shape))}|{SMALL},{LARGE}"
         if key not in self.known:
             self.known[key] = measure(arch, shape, self.device)
-            if self.cache:
-                self.cache.parent.mkdir(parents=True, exist_ok=True)
-                self.cache.write_text(json.dumps(self.known, indent=0, sort_keys=True))
+            self._save()
         return self.known[key]
+
+    def floor(self, kind: str) -> float:
+        """A ``kind`` job's start-up seconds (:func:`measure_floor`), measured once per machine."""
+        key = f"{self.prefix}|floor|{kind}"
+        if key not in self.known:
+            self.known[key] = measure_floor(kind)
+            self._save()
+        return self.known[key]
+
+    def _save(self) -> None:
+        if self.cache:
+            self.cache.parent.mkdir(parents=True, exist_ok=True)
+            self.cache.write_text(json.dumps(self.known, indent=0, sort_keys=True))
 
     def __call__(self, arch: str, shape, batch: int) -> float:
         """Training images per second at ``batch``: a step's time a + c * batch from two measured batch
@@ -288,10 +320,11 @@ class Plan:
     hardware: str
     cores: int
     threads: int
+    floor: tuple[int, float] = (0, 0.0)  # (jobs, their summed start-up seconds), every job of the run
 
     @property
     def job_seconds(self) -> float:
-        return sum(s[2] for s in self.stages.values())
+        return sum(s[2] for s in self.stages.values()) + self.floor[1]
 
     @property
     def wall_seconds(self) -> float:
@@ -304,6 +337,9 @@ class Plan:
         for rule, (jobs, passes, seconds, estimated) in self.stages.items():
             mark = " (party sizes estimated)" if estimated else ""
             lines.append(f"  {rule:<18}{jobs:>6}{passes:>16,.0f}{duration(seconds):>16}{mark}")
+        if self.floor[0]:
+            jobs, seconds = self.floor
+            lines.append(f"  {'start-up (all)':<18}{jobs:>6}{'':>16}{duration(seconds):>16}")
         lines.append(
             f"  {'total':<18}{'':>6}{sum(s[1] for s in self.stages.values()):>16,.0f}"
             f"{duration(self.job_seconds):>16}; about {duration(self.wall_seconds)} on {self.cores} cores"
@@ -329,8 +365,10 @@ def make_plan(jobs: list[tuple[str, dict]], config: dict, results_dir: str, core
     threads = config["fedmd"]["threads"]
     throughput = throughput or Throughput(device, threads)
     stages: dict = {}
+    floor = 0.0
     for rule, wc in jobs:
         work = job_work(rule, wc, config, results_dir)
+        floor += throughput.floor("light" if work is None or not work.passes else "training")
         if work is None or not work.passes:
             continue
         seconds = sum(n / throughput(arch, shape, batch) for (arch, shape, batch), n in work.passes.items())
@@ -339,7 +377,7 @@ def make_plan(jobs: list[tuple[str, dict]], config: dict, results_dir: str, core
         entry[1] += work.total
         entry[2] += seconds
         entry[3] |= work.estimated
-    return Plan(stages, device.type, loop.hardware(device), cores, threads)
+    return Plan(stages, device.type, loop.hardware(device), cores, threads, (len(jobs), floor))
 
 
 def cpu_too_long(plan: Plan, max_cpu_hours: float) -> bool:

@@ -374,7 +374,7 @@ def train_encoder(job: Job, settings: dict) -> None:
         took = time.perf_counter() - t0
         log.info("%s: %d x %d features fitted in %.1f s", settings["kind"], *features.shape, took)
         return
-    dev = loop.pick_device(device)
+    dev = loop.start(job.threads, device, job.precision)
     x, _ = load_public(public_path, dev)
     limit = settings.get("max_images", 0)
     if 0 < limit < len(x):  # a seeded subset of the public pool (reduced presets)

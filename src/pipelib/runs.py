@@ -2,7 +2,13 @@
 
 A FedMD row's run name (the ``run`` wildcard of rules fedmd, fedmd_budget, audit_fedmd) is ``np``,
 ``nfdp-<sampling>-k<k>`` or ``ldp-<sampling>-k<k>`` (FedMD-LDP calibrated to the NFDP row of that sampling
-and k).  :class:`FedmdRun` parses and formats it; every other module asks it instead of splitting strings.
+and k).  An LDP-FL run's name (the ``flmech`` wildcard of rules ldpfl, audit_ldpfl) is ``none`` (noise-free
+federated averaging), ``twopoint-eps<e>-adaptive`` or ``twopoint-eps<e>-c<c>-r<r>`` (a fixed range).  An
+LDP-DL run's folder is ``<mechanism>-eps<e>-q<N_Q>-<owners>-<aqs|random>`` and a PATE run's
+``pate-eps<e>-<teachers>`` (``<owners>``: ``L<count>`` overlapping owners or ``parties``; ``<teachers>``:
+``T<count>`` disjoint shards or ``parties``).  :class:`FedmdRun`, :class:`LdpflRun`, :class:`LdpdlRun` and
+:class:`PateRun` parse and format them; every other module asks them instead of
+splitting strings, and the rules take their wildcard constraints from here.
 """
 
 from __future__ import annotations
@@ -10,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .vocab import FEDMD_KINDS, SAMPLINGS
+from .vocab import FEDMD_KINDS, SAMPLINGS, SOFT_LABEL_MECHANISMS
 
 FEDMD_METHOD = {"np": "FedMD-NP", "nfdp": "FedMD-NFDP", "ldp": "FedMD-LDP"}
 FEDMD_RUN = re.compile(rf"np|(?:nfdp|ldp)-(?:{'|'.join(SAMPLINGS)})-k[1-9][0-9]*")  # the wildcard's constraint
@@ -74,3 +80,117 @@ class FedmdRun:
     def draws_noise(self) -> bool:
         """Whether the job itself draws a mechanism's randomness (FedMD-LDP's noise; NFDP's is its samples')."""
         return self.kind == "ldp"
+
+
+LDPFL_RUN = re.compile(r"none|twopoint-eps[0-9.]+-(?:adaptive|c-?[0-9.]+-r[0-9.]+)")  # the wildcard's constraint
+_LDPFL_PARTS = re.compile(r"twopoint-eps(?P<eps>[0-9.]+)-(?:(?P<adaptive>adaptive)|c(?P<c>-?[0-9.]+)-r(?P<r>[0-9.]+))")
+
+
+@dataclass(frozen=True)
+class LdpflRun:
+    """One LDP-FL run: noise-free federated averaging (``epsilon`` None), or every client's weights through
+    the two-point mechanism at ``epsilon`` with the ``adaptive`` per-layer range or a fixed ``(c, r)``."""
+
+    epsilon: float | None = None
+    radius: str | tuple[float, float] | None = None
+
+    def __post_init__(self):
+        if (self.epsilon is None) != (self.radius is None):
+            raise ValueError("LDP-FL run: noise-free takes no range, a private run an epsilon and a range")
+        if self.radius is not None and self.radius != "adaptive":
+            object.__setattr__(self, "radius", (float(self.radius[0]), float(self.radius[1])))
+        if self.epsilon is not None:
+            object.__setattr__(self, "epsilon", float(self.epsilon))
+
+    @classmethod
+    def parse(cls, name: str) -> LdpflRun:
+        """The run a name stands for; ValueError naming the grammar for anything else."""
+        m = _LDPFL_PARTS.fullmatch(name)
+        if not LDPFL_RUN.fullmatch(name) or (name != "none" and not m):
+            raise ValueError(
+                f"LDP-FL run {name!r}: expected none, twopoint-eps<e>-adaptive or twopoint-eps<e>-c<c>-r<r>"
+            )
+        if name == "none":
+            return cls()
+        return cls(float(m["eps"]), "adaptive" if m["adaptive"] else (float(m["c"]), float(m["r"])))
+
+    @property
+    def name(self) -> str:
+        if self.epsilon is None:
+            return "none"
+        if self.radius == "adaptive":
+            return f"{self.spec}-adaptive"
+        return f"{self.spec}-c{self.radius[0]!r}-r{self.radius[1]!r}"
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def spec(self) -> str | None:
+        """The mechanism's registry spec (``twopoint-eps<e>``), or None (noise-free)."""
+        return None if self.epsilon is None else f"twopoint-eps{self.epsilon!r}"
+
+
+_DESIGN = r"L[1-9][0-9]*|T[1-9][0-9]*|parties"
+LDPDL_RUN = re.compile(
+    rf"(?:{'|'.join(SOFT_LABEL_MECHANISMS)})-eps[0-9.]+-q[1-9][0-9]*-(?:{_DESIGN})-(?:aqs|random)"
+)  # an LDP-DL run's folder
+PATE_RUN = re.compile(rf"pate-eps[0-9.]+-(?:{_DESIGN})")  # a PATE run's folder
+
+
+@dataclass(frozen=True)
+class LdpdlRun:
+    """One LDP-DL run: ``mechanism`` (PM, Duchi, Laplace) at total ``epsilon`` per owner, ``per_query``
+    (N_Q) owners answering each query, the owners' ``design`` and the query ``sampling`` (aqs or random)."""
+
+    mechanism: str
+    epsilon: float
+    per_query: int
+    design: str
+    sampling: str
+
+    method = "LDP-DL"
+
+    @classmethod
+    def of(cls, wildcards) -> LdpdlRun:
+        """The run of a job's wildcards (ldmech, eps, nq, design, qs)."""
+        w = wildcards
+        return cls(w["ldmech"], float(w["eps"]), int(w["nq"]), w["design"], w["qs"])
+
+    @property
+    def name(self) -> str:
+        return f"{self.mechanism}-eps{float(self.epsilon)!r}-q{int(self.per_query)}-{self.design}-{self.sampling}"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class PateRun:
+    """One PATE run: the curator's GNMax at total ``epsilon`` over the teachers of ``design``."""
+
+    epsilon: float
+    design: str
+
+    method = "PATE"
+
+    @property
+    def name(self) -> str:
+        return f"pate-eps{float(self.epsilon)!r}-{self.design}"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def student_run(name: str) -> LdpdlRun | PateRun:
+    """The LDP-DL or PATE run a folder name stands for; ValueError naming both grammars for anything else."""
+    if PATE_RUN.fullmatch(name):
+        _, eps, design = name.split("-", 2)
+        return PateRun(float(eps[3:]), design)
+    if LDPDL_RUN.fullmatch(name):
+        mech, eps, nq, rest = name.split("-", 3)
+        design, sampling = rest.rsplit("-", 1)
+        return LdpdlRun(mech, float(eps[3:]), int(nq[1:]), design, sampling)
+    raise ValueError(
+        f"LDP-DL/PATE run {name!r}: expected <mechanism>-eps<e>-q<N_Q>-<owners>-<aqs|random> or pate-eps<e>-<teachers>"
+    )

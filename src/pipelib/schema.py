@@ -11,7 +11,7 @@ from .privacy import GUARANTEE_COLUMNS, Guarantee
 
 IDENTITY = ("method", "scenario", "public_dataset", "private_dataset", "mechanism")
 ACCURACY = ("accuracy", "accuracy_std", "accuracy_any_class", "label_accuracy")
-RUN = ("n", "parties", "preset", "seed", "wall_seconds", "device")
+RUN = ("n", "parties", "preset", "seed", "wall_seconds", "device", "precision")
 RESULT_COLUMNS = IDENTITY + GUARANTEE_COLUMNS + ("delta_vacuous",) + ACCURACY + RUN
 REQUIRED = IDENTITY + GUARANTEE_COLUMNS + ("accuracy", "n", "preset", "seed", "wall_seconds", "device")
 

@@ -9,6 +9,7 @@ SCHEMES = ("iid", "writer", "subclass", "dirichlet")
 TEST_SOURCES = ("test_split", "split_range", "writer_holdout")
 LABEL_COLUMNS = ("label", "fine_label", "coarse_label")
 DEVICES = ("auto", "cpu", "cuda")
+PRECISIONS = ("fp32", "bf16")  # training precision (pipelib.train.loop.set_precision)
 # Where a mechanism's randomness comes from: derived from the seed (reproducible) or the OS (secret).
 RANDOMNESS = ("seeded", "entropy")
 

@@ -153,7 +153,7 @@ rule audit_ldpdl:
     benchmark:
         res("benchmarks/audit/ldpdl/{scenario}/{run}.tsv")
     wildcard_constraints:
-        run=r"pate-eps[0-9.]+-parties|[a-z]+-eps[0-9.]+-q[0-9]+-parties-aqs",
+        run=f"{PATE_RUN.pattern}|{LDPDL_RUN.pattern}",
     conda:
         "../envs/pipelib.yaml"
     threads: 1
@@ -162,7 +162,7 @@ rule audit_ldpdl:
         runtime=10,
     params:
         code=code("audit_ldpdl.py"),
-        method=lambda wc: "PATE" if wc.run.startswith("pate-") else "LDP-DL",
+        method=lambda wc: student_run(wc.run).method,
         audit=AUDIT,
         fields=lambda wc: {
             "scenario": public_side(wc.scenario),

@@ -18,7 +18,8 @@ from pipelib.design import Design, DesignError
 from pipelib import integrity
 from pipelib.plan import check_sizes
 from pipelib.provenance import code_digest
-from pipelib.runs import FEDMD_RUN, FedmdRun
+from pipelib.runs import FEDMD_RUN, LDPDL_RUN, LDPFL_RUN, PATE_RUN
+from pipelib.runs import FedmdRun, student_run
 
 try:
     validate(config)

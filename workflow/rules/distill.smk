@@ -164,6 +164,7 @@ rule distill_student:
         settings=lambda wc: teacher_kind(wc)[2]["student"],
         seed=lambda wc: seed_of(wc.scenario),
         device=RKNN["device"],
+        precision=RKNN["precision"],
         preset=config["preset"],
         # label accuracy needs public labels in the task's label space (same dataset)
         same_labels=lambda wc: SCENARIOS[wc.scenario]["public"]

@@ -27,6 +27,7 @@ rule pretrain:
         settings=FEDMD["pretrain"],
         lr=FEDMD["lr"],
         device=FEDMD["device"],
+        precision=FEDMD["precision"],
         seed=config["seed"],
         checkpoint=lambda wc: res(
             f"pretrain/{wc.public}/{wc.arch}-c{wc.n_classes}.resume.pt"
@@ -53,6 +54,7 @@ use rule pretrain as pretrain_pool with:
         settings=FEDMD["pretrain"],
         lr=FEDMD["lr"],
         device=FEDMD["device"],
+        precision=FEDMD["precision"],
         seed=lambda wc: seed_of(wc.scenario),
         checkpoint=lambda wc: res(
             f"pretrain_pool/{wc.scenario}/{wc.arch}-c{wc.n_classes}.resume.pt"
@@ -113,6 +115,7 @@ use rule pretrain as pretrain_epochs with:
         settings=lambda wc: {**FEDMD["pretrain"], "epochs": int(wc.epochs)},
         lr=FEDMD["lr"],
         device=FEDMD["device"],
+        precision=FEDMD["precision"],
         seed=config["seed"],
         checkpoint=lambda wc: res(
             f"pretrain/{wc.public}/e{wc.epochs}/{wc.arch}-c{wc.n_classes}.resume.pt"
@@ -188,6 +191,7 @@ rule centralized:
         settings=FEDMD["centralized"],
         lr=FEDMD["lr"],
         device=FEDMD["device"],
+        precision=FEDMD["precision"],
         n_public_classes=lambda wc: raw.dataset(
             SCENARIOS[wc.scenario]["public"]
         ).classes,

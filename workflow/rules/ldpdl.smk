@@ -163,6 +163,7 @@ rule ldpdl_student:
         loss=LDPDL["loss"],
         seed=lambda wc: seed_of(wc.scenario),
         device=LDPDL["device"],
+        precision=LDPDL["precision"],
         preset=config["preset"],
         randomness=config["privacy"]["randomness"],
     script:
@@ -223,6 +224,7 @@ rule pate_student:
         loss=LDPDL["loss"],
         seed=lambda wc: seed_of(wc.scenario),
         device=LDPDL["device"],
+        precision=LDPDL["precision"],
         preset=config["preset"],
         randomness=config["privacy"]["randomness"],
     script:

@@ -4,7 +4,7 @@
 #   figure_p001_* (report)    Figures 3, 4 and 5
 # Paths: results/ldpfl/{scenario}/{flmech}/f{frac}-m{rounds}/.
 wildcard_constraints:
-    flmech=r"none|twopoint-eps[0-9.]+-(adaptive|c-?[0-9.]+-r[0-9.]+)",
+    flmech=LDPFL_RUN.pattern,
     frac=r"[0-9.]+",
     rounds=r"[1-9][0-9]*",
 
@@ -34,6 +34,7 @@ rule ldpfl:
     params:
         code=code("ldpfl.py"),
         settings=lambda wc: ldpfl_settings(config, wc.scenario),
+        precision=LDPFL["precision"],
         seed=lambda wc: seed_of(wc.scenario),
         randomness=lambda wc: (
             "none" if wc.flmech == "none" else config["privacy"]["randomness"]

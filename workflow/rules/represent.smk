@@ -25,6 +25,7 @@ rule train_encoder:
         settings=encoder_settings,
         seed=lambda wc: seed_of(wc.scenario),
         device=RKNN["device"],
+        precision=RKNN["precision"],
         checkpoint=lambda wc: f"{represent_dir(wc.scenario, wc.encoder)}/encoder.resume.pt",
     script:
         "../scripts/train_encoder.py"

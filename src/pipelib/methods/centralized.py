@@ -27,8 +27,7 @@ def centralized(job: Job, settings: TrainSettings, *, n_public_classes: int) -> 
     ``model``; write its result row and final model (outputs ``result`` and ``model``)."""
     scenario, arch, seed, checkpoint = job.scenario, job["arch"], job.seed, job.checkpoint
     party_paths = job.input["parties"]
-    loop.set_threads(job.threads)
-    dev = loop.pick_device(job.device)
+    dev = loop.start(job.threads, job.device, job.precision)
     pooled = [load_labelled(p, dev, offset=n_public_classes) for p in party_paths]
     x, y = torch.cat([p[0] for p in pooled]), torch.cat([p[1] for p in pooled])
     x_test, y_test, meta = load_labelled(job.input["test"], dev, offset=n_public_classes)

@@ -138,8 +138,7 @@ def dpsgd(job: Job, settings: DpSgdSettings, *, delta: float, n_public_classes: 
     scenario, arch, epsilon = job.scenario, job["arch"], float(job["eps"])
     seed, randomness, release, out = job.seed, job.randomness, job.release, job.output
     party_paths, model_path = job.input["parties"], job.input.get("model")
-    loop.set_threads(job.threads)
-    dev = loop.pick_device(job.device)
+    dev = loop.start(job.threads, job.device)  # fp32: Opacus clips per-sample gradients (docs/benchmarks.md)
     pooled = [load_labelled(p, dev, offset=n_public_classes) for p in party_paths]
     x, y = torch.cat([p[0] for p in pooled]), torch.cat([p[1] for p in pooled])
     x_test, y_test, meta = load_labelled(job.input["test"], dev, offset=n_public_classes)

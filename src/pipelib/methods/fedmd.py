@@ -293,8 +293,7 @@ def run_row(job: Job, cfg: dict, *, models: dict, n_public_classes: int) -> dict
     party_paths, ledger_path = job.input["parties"], job.input.get("ledger")
     fedmd_run = FedmdRun.parse(method)
     kind = fedmd_run.kind
-    loop.set_threads(job.threads)
-    dev = loop.pick_device(cfg["device"])
+    dev = loop.start(job.threads, cfg["device"], job.precision)
     schedule = Schedule.from_config(cfg)
     x_pub, pub_meta = load_public(job.input["public"], dev)
     x_test, y_test, test_meta = load_labelled(job.input["test"], dev, offset=n_public_classes)

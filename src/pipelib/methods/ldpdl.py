@@ -37,6 +37,7 @@ from ..features import hog_encoder
 from ..io import load_npy, read_images, read_json, read_rows, save_npy, write_json
 from ..job import Job
 from ..privacy import Draw, pate, registry, release_row, soft_label, write_releases
+from ..runs import LdpdlRun
 from ..seeding import release_key, release_rng, rng
 
 log = logging.getLogger(__name__)
@@ -242,7 +243,7 @@ def run_keys(release: dict) -> dict:
     return {
         "scenario": r["scenario"],
         "mechanism": r["ldmech"],
-        "key": f"{r['scenario']}/{r['ldmech']}-eps{r['eps']}-q{r['nq']}-{r['design']}-{r['qs']}",
+        "key": f"{r['scenario']}/{LdpdlRun.of(r)}",
         "plan_key": plan_key(r),
         "design": r["design"],
     }

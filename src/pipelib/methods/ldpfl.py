@@ -17,7 +17,6 @@ and a shuffler hides which client sent which value; a protocol of the shared rou
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,11 +32,12 @@ from ..data.partition import every_party
 from ..io import write_json, write_table
 from ..job import Job
 from ..privacy import NO_PRIVACY, Draw, registry, release_row, twopoint, write_releases
+from ..runs import LdpflRun
 from ..schema import result_row
 from ..seeding import release_key, release_torch_seed, rng, torch_seed
 from ..train import loop
 from ..train.checkpoint import clear_checkpoint, fingerprint
-from ..train.models import build
+from ..train.models import build, training_flops
 from ..train.supervised import save_model
 from .rounds import run_rounds, wall_seconds
 
@@ -89,7 +89,8 @@ class LocalSGD:
     def _vmap(self, start, clients, orders, n):
 
         def loss(params, x, y):  # one client's batch
-            return F.cross_entropy(functional_call(self.model, params, (x,)), y)
+            with loop.autocast():
+                return F.cross_entropy(functional_call(self.model, params, (x,)), y)
 
         step = vmap(grad(loss))
         k = len(clients)
@@ -114,7 +115,8 @@ class LocalSGD:
             order = order.to(c.x.device)
             for i, j in self.steps(len(c.x)):
                 idx = order[i:j]
-                loss = F.cross_entropy(self.model(loop.scale(c.x[idx])), c.y[idx])
+                with loop.autocast():
+                    loss = F.cross_entropy(self.model(loop.scale(c.x[idx])), c.y[idx])
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 opt.step()
@@ -122,6 +124,22 @@ class LocalSGD:
             for name, p in self.model.named_parameters():
                 out[name].append(p.detach().clone())
         return {name: torch.stack(v) for name, v in out.items()}
+
+
+# ldpfl.mode auto: on a CPU, vmap only for models below this many training MFLOP per image (measured:
+# docs/benchmarks.md, LDP-FL's clients); on a GPU always vmap
+VMAP_CPU_MAX_MFLOP = 30.0
+
+
+def client_mode(setting: str, model: torch.nn.Module, in_shape) -> str:
+    """The client training ``ldpfl.mode`` asks for; ``auto``: ``vmap`` on a GPU, and on a CPU for a model of
+    fewer than :data:`VMAP_CPU_MAX_MFLOP` training MFLOP per image, else ``loop`` (both give the same weights
+    up to float rounding; the choice depends only on the model and the device, so a run repeats exactly)."""
+    if setting != "auto":
+        return setting
+    if next(model.parameters()).device.type == "cuda":
+        return "vmap"
+    return "vmap" if training_flops(model, in_shape) < VMAP_CPU_MAX_MFLOP * 1e6 else "loop"
 
 
 class SummedReports:
@@ -270,19 +288,6 @@ class FedAvg:
 
 # ------------------------------------------------------------------------------------ stage entry
 
-RUN = re.compile(r"none|(?P<mech>[a-z]+-eps[0-9.]+)-(?:(?P<adaptive>adaptive)|c(?P<c>-?[0-9.]+)-r(?P<r>[0-9.]+))")
-
-
-def parse_run(name: str):
-    """'none' -> (None, None); 'twopoint-eps5.0-adaptive' -> ('twopoint-eps5.0', 'adaptive');
-    'twopoint-eps5.0-c0.0-r0.075' -> ('twopoint-eps5.0', (0.0, 0.075))."""
-    m = RUN.fullmatch(name)
-    if not m:
-        raise ValueError(f"bad LDP-FL run {name!r}; expected none, <mech>-eps<e>-adaptive or <mech>-eps<e>-c<c>-r<r>")
-    if name == "none":
-        return None, None
-    return m["mech"], "adaptive" if m["adaptive"] else (float(m["c"]), float(m["r"]))
-
 
 def client_noise_seed(seed: int, randomness: str, release: dict, t: int, cid: int) -> int:
     """The torch seed of client ``cid``'s coins in round t: keyed by the run's wildcards, t and cid."""
@@ -303,13 +308,13 @@ def run_row(job: Job, settings: dict) -> dict:
     scenario = release["scenario"]
     # runs that differ only in their mechanism are paired: the same initial model, clients and batch orders
     key = "/".join(str(release[k]) for k in ("scenario", "frac", "rounds"))
-    spec, ranges = parse_run(release["flmech"])
-    mechanism = registry.parse(spec) if spec else None
+    run = LdpflRun.parse(release["flmech"])
+    ranges = run.radius
+    mechanism = registry.parse(run.spec) if run.spec else None
     if mechanism is not None and mechanism.locality != "weights":
-        raise ValueError(f"{spec!r} is not a weight perturbation (allowed: twopoint)")
+        raise ValueError(f"{run.spec!r} is not a weight perturbation (allowed: twopoint)")
     fraction, rounds = float(release["frac"]), int(release["rounds"])
-    loop.set_threads(job.threads)
-    dev = loop.pick_device(settings["device"])
+    dev = loop.start(job.threads, settings["device"], job.precision)
     x_test, y_test, meta = load_labelled(job.input["test"], dev)
     clients = [
         Client(i, loop.to_device(x, dev), torch.as_tensor(y, device=dev))
@@ -320,9 +325,8 @@ def run_row(job: Job, settings: dict) -> dict:
     model = build(settings["arch"], tuple(x_test.shape[1:]), len(meta["task_classes"])).to(dev)
     start = {k: v.detach().clone() for k, v in model.named_parameters()}
     server = Server(start, len(clients), fraction, seed, key, ranges if mechanism else (0.0, 1.0))
-    trainer = LocalSGD(
-        model, settings["lr"], settings["local_epochs"], settings["batch"], settings["mode"], settings["group"]
-    )
+    mode = client_mode(settings["mode"], model, tuple(x_test.shape[1:]))
+    trainer = LocalSGD(model, settings["lr"], settings["local_epochs"], settings["batch"], mode, settings["group"])
 
     def noise_seed(t: int, cid: int) -> int:
         return client_noise_seed(seed, randomness, release, t, cid)
@@ -336,6 +340,7 @@ def run_row(job: Job, settings: dict) -> dict:
         scenario, release["flmech"], len(clients), min(ns), max(ns), server.per_round, rounds,
         settings["arch"], len(x_test), dev,
     )  # fmt: skip
+    log.info("client training: %s (ldpfl.mode %s)", mode, settings["mode"])
     same = {k: v for k, v in settings.items() if k not in ("threads", "group")}  # these change no number
     fp = fingerprint(release, same, seed, randomness, str(assignment_path), train_seed)
     planned = rounds * server.per_round * settings["local_epochs"] * float(np.mean(ns))
@@ -398,6 +403,7 @@ def run_row(job: Job, settings: dict) -> dict:
         lr=settings["lr"],
         batch=settings["batch"],
         local_epochs=settings["local_epochs"],
+        client_training=mode,
         paper_epsilon=mechanism.epsilon if mechanism else None,
         paper_protected_unit=mechanism.guarantee(1).unit if mechanism else None,
         max_rounds_joined=int(proto.joined.max()),

@@ -25,8 +25,7 @@ def pretrain(job: Job, settings: TrainSettings, *, n_classes: int, max_images: i
     model and a summary (outputs ``model`` and ``summary``).  ``max_images`` > 0 uses a seeded subset
     (reduced presets)."""
     arch, seed, checkpoint, train_path = job["arch"], job.seed, job.checkpoint, job.input["train"]
-    loop.set_threads(job.threads)
-    dev = loop.pick_device(job.device)
+    dev = loop.start(job.threads, job.device, job.precision)
     x, y, meta = load_labelled(train_path, dev)
     if 0 < max_images < len(x):
         keep = torch.from_numpy(np.sort(rng(seed, "pretrain-subset").choice(len(x), max_images, replace=False)))

@@ -56,8 +56,7 @@ def distill_student(job: Job, settings: dict, *, teacher_spec: str, label_accura
     scenario, seed, checkpoint = job.scenario, job.seed, job.checkpoint
     labels_path, public_path = job.input["labels"], job.input["public"]
     t = teacher(teacher_spec)
-    loop.set_threads(job.threads)
-    dev = loop.pick_device(job.device)
+    dev = loop.start(job.threads, job.device, job.precision)
     labels = read_table(labels_path).to_pandas()
     summary = read_json(job.input["summary"])
     x_pub, pub_meta = load_public(public_path, dev)
@@ -122,8 +121,7 @@ class ServerStudent:
     def __init__(self, job: Job, settings: dict, loss: dict):
         """The job's inputs ``public`` and ``test``, on the job's device and threads."""
         self.t0 = time.perf_counter()
-        loop.set_threads(job.threads)
-        self.dev = loop.pick_device(job.device)
+        self.dev = loop.start(job.threads, job.device, job.precision)
         self.public_path, self.settings, self.loss = job.input["public"], settings, loss
         self.x_pub, self.pub_meta = load_public(self.public_path, self.dev)
         self.x_test, self.y_test, self.meta = load_labelled(job.input["test"], self.dev)

@@ -197,6 +197,7 @@ TABLE2_COLUMNS = [
     "epsilon_rdp",
     "device",
     "hardware",
+    "precision",
     "regime",
 ]
 METHOD_ORDER = {"FedMD-NP": 0, "Centralized": 1, "FedMD-NFDP": 2, "FedMD-LDP": 3}
@@ -261,7 +262,7 @@ def table2(datasets: dict, runs: dict, centralized: dict, out_csv, out_rounds, d
         rows.append(
             {
                 **{
-                    k: first[k]
+                    k: first.get(k)
                     for k in (
                         "epsilon",
                         "delta",
@@ -275,6 +276,7 @@ def table2(datasets: dict, runs: dict, centralized: dict, out_csv, out_rounds, d
                         "seed",
                         "device",
                         "hardware",
+                        "precision",
                     )
                 },
                 "dataset": label,
@@ -343,6 +345,7 @@ FEDMD_BUDGET_COLUMNS = [
     "seed",
     "device",
     "hardware",
+    "precision",
     "scenario",
     "run",
 ]
@@ -412,6 +415,7 @@ TABLE_RKNN_COLUMNS = [
     "wall_seconds",
     "device",
     "hardware",
+    "precision",
     "regime",
 ]
 
@@ -468,6 +472,7 @@ PAPER_TABLE_COLUMNS = [
     "public_per_round",
     "wall_seconds",
     "hardware",
+    "precision",
     "regime",
 ]
 
@@ -546,6 +551,7 @@ TABLE_LDPDL_COLUMNS = [
     "seed",
     "wall_seconds",
     "hardware",
+    "precision",
     "regime",
 ]
 
@@ -616,6 +622,7 @@ TABLE_LDPFL_COLUMNS = [
     "seed",
     "wall_seconds",
     "hardware",
+    "precision",
     "regime",
 ]
 

@@ -21,6 +21,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..logs import JOB, console
+from ..vocab import PRECISIONS
 
 
 def pick_device(setting: str = "auto") -> torch.device:
@@ -47,8 +48,51 @@ def hardware(device) -> str:
 
 
 def where(device) -> dict:
-    """The result-row columns that say where a job ran: ``device`` and ``hardware``."""
-    return {"device": str(device), "hardware": hardware(device)}
+    """The result-row columns that say where and how a job ran: ``device``, ``hardware`` and the training
+    ``precision`` it ran at (:func:`set_precision`)."""
+    return {"device": str(device), "hardware": hardware(device), "precision": _PRECISION["name"]}
+
+
+_PRECISION = {"name": "fp32", "device_type": "cpu"}
+
+
+def bf16_supported(device) -> bool:
+    """Whether ``device`` computes in bfloat16 natively: a CUDA GPU that supports it, or a CPU whose oneDNN
+    has bf16 kernels (AVX-512 BF16 / AMX); elsewhere bf16 would be emulated and slower than fp32."""
+    device = torch.device(device)
+    if device.type == "cuda":
+        return torch.cuda.is_bf16_supported()
+    return bool(torch.backends.mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported())
+
+
+def set_precision(precision: str, device) -> str:
+    """Set the job's training precision and return the one it runs at: ``fp32``, or ``bf16``: the forward
+    pass and loss of every training step under bfloat16 autocast (CUDA's AMP in bf16, which needs no loss
+    scaling; oneDNN's bf16 on a CPU), weights, gradients and optimizer state staying float32.  ``bf16`` on a
+    device without native bf16 falls back to fp32 (logged), and the result row records ``fp32``."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"unknown precision {precision!r}; allowed: {', '.join(PRECISIONS)}")
+    device = torch.device(device)
+    if precision == "bf16" and not bf16_supported(device):
+        logging.getLogger(__name__).warning("precision bf16: %s has no native bf16, training in fp32", device)
+        precision = "fp32"
+    _PRECISION.update(name=precision, device_type=device.type)
+    return precision
+
+
+def autocast():
+    """The context a training step's forward pass and loss run in (:func:`set_precision`)."""
+    if _PRECISION["name"] == "bf16":
+        return torch.autocast(_PRECISION["device_type"], dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
+def start(threads: int, device: str = "auto", precision: str = "fp32") -> torch.device:
+    """A training job's set-up: its CPU threads, its device and its precision; returns the device."""
+    set_threads(threads)
+    dev = pick_device(device)
+    set_precision(precision, dev)
+    return dev
 
 
 def set_threads(threads: int | None = None) -> int:
@@ -199,7 +243,8 @@ def fit(
         order = torch.randperm(n, generator=gen).to(x.device)
         for i, j in bounds:
             idx = order[i:j]
-            loss = loss_fn(model(prep(x[idx])), y[idx])
+            with autocast():
+                loss = loss_fn(model(prep(x[idx])), y[idx])
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()

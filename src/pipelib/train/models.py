@@ -17,12 +17,14 @@ last row/column is zero-padded, a difference confined to the image border.
 
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass
 
 import torch
 import torchvision
 from torch import nn
+from torch.utils.flop_counter import FlopCounterMode
 
 from ..vocab import ARCH_PATTERN
 
@@ -181,6 +183,16 @@ def build(name: str, in_shape, n_classes: int) -> nn.Module:
     arch = parse_arch(name)
     kind = ResNet if arch.kind == "resnet" else PlainCNN if arch.kind in PLAIN else FedMDCNN
     return kind(arch, tuple(in_shape), n_classes)
+
+
+def training_flops(model: nn.Module, in_shape, batch: int = 8) -> float:
+    """FLOPs of one training step (forward and backward) per image, counted by ``torch.utils.flop_counter``
+    on a zero batch through a copy of ``model`` in eval mode (no random draw, no BatchNorm statistics touched)."""
+    probe = copy.deepcopy(model).eval()
+    x = torch.zeros(batch, *in_shape, device=next(probe.parameters()).device)
+    with FlopCounterMode(display=False) as counter:
+        probe(x).float().sum().backward()
+    return counter.get_total_flops() / batch
 
 
 def optimizer(model: nn.Module, lr: float) -> torch.optim.Optimizer:
