@@ -82,8 +82,9 @@ class FedmdRun:
         return self.kind == "ldp"
 
 
-LDPFL_RUN = re.compile(r"none|twopoint-eps[0-9.]+-(?:adaptive|c-?[0-9.]+-r[0-9.]+)")  # the wildcard's constraint
 _LDPFL_PARTS = re.compile(r"twopoint-eps(?P<eps>[0-9.]+)-(?:(?P<adaptive>adaptive)|c(?P<c>-?[0-9.]+)-r(?P<r>[0-9.]+))")
+# the wildcard's constraint: the same grammar without group names (Snakemake reads <name> as a path variable)
+LDPFL_RUN = re.compile("none|" + re.sub(r"\?P<\w+>", "", _LDPFL_PARTS.pattern))
 
 
 @dataclass(frozen=True)

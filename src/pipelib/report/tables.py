@@ -262,7 +262,7 @@ def table2(datasets: dict, runs: dict, centralized: dict, out_csv, out_rounds, d
         rows.append(
             {
                 **{
-                    k: first.get(k)
+                    k: first.get(k) if k == "precision" else first[k]  # rows before the precision setting lack it
                     for k in (
                         "epsilon",
                         "delta",
