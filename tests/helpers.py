@@ -5,7 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pipelib.boundary import ROLES
+from pipelib.stages import roles as stage_roles
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
@@ -42,7 +42,7 @@ def job_counts(output: str) -> dict[str, int]:
 
 
 def not_report(counts: dict[str, int]) -> dict[str, int]:
-    """The jobs of a dry run's counts whose rule is not a report rule (pipelib.boundary.ROLES) or ``all``: what a
+    """The jobs of a dry run's counts whose rule is not a report rule (pipelib.stages) or ``all``: what a
     change re-trains or re-privatizes.  A test asserts these exactly and that the rest are report rules, so a
     new table, figure or page needs no edit of the test."""
-    return {rule: n for rule, n in counts.items() if rule != "all" and ROLES.get(rule) != "report"}
+    return {rule: n for rule, n in counts.items() if rule != "all" and stage_roles().get(rule) != "report"}

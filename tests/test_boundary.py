@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelib import boundary
+from pipelib import boundary, stages
 from pipelib.boundary import Job
 
 REPO = Path(__file__).resolve().parents[1]
@@ -296,7 +296,7 @@ def test_a_pretraining_on_a_scenarios_pool_reads_the_pool_not_the_dataset():
 
 def test_a_rule_without_a_role_fails():
     jobs = [*dag(), Job("mystery", [], ["results/x"], {})]
-    assert boundary.check(jobs, SCENARIOS) == ["rule mystery has no role in pipelib.boundary.ROLES"]
+    assert boundary.check(jobs, SCENARIOS) == ["rule mystery has no role in pipelib.stages"]
 
 
 def test_every_rule_of_the_workflow_has_a_role():
@@ -306,7 +306,7 @@ def test_every_rule_of_the_workflow_has_a_role():
         rules |= set(re.findall(r"^\s*rule (\w+):", text, flags=re.M))
         rules |= set(re.findall(r"^\s*use rule \w+ as (\w+)", text, flags=re.M))  # a rule defined by another
     assert boundary.rule_roles(sorted(rules)) == []
-    assert set(boundary.ROLES) == rules  # no stale entries either
+    assert set(stages.roles()) == rules  # no stale entries either
 
 
 def test_parse_dry_run():

@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 from helpers import REPO, TINY, job_counts, not_report, snakemake
 
+from pipelib import stages
 from pipelib.privacy.nfdp import nfdp
 
 pytestmark = pytest.mark.workflow
@@ -259,7 +260,7 @@ def test_dag_keeps_the_privacy_boundary_by_content(tiny, data_root):
     from pipelib.config import load, scenarios
 
     jobs = dry_run_jobs(tiny, data_root, TINY)
-    roles = {boundary.ROLES[j.rule] for j in jobs}
+    roles = {stages.roles()[j.rule] for j in jobs}
     assert roles == {
         "dealer",
         "party",
@@ -803,7 +804,6 @@ def test_the_comparison_page_shows_every_scenario_and_every_audit_row(tiny):
 
 def test_only_the_auditor_reads_the_canaries(tiny, data_root):
     """The canary list exists only for the audited variants, and only the audit's rules read it."""
-    from pipelib import boundary
 
     canaries = sorted((tiny / "results/tiny/partitions").glob("*/canaries.parquet"))
     assert [c.parent.name for c in canaries] == [
@@ -816,7 +816,7 @@ def test_only_the_auditor_reads_the_canaries(tiny, data_root):
     ]
     jobs = dry_run_jobs(tiny, data_root, TINY)
     readers = {j.rule for j in jobs for i in j.inputs if i.endswith("/canaries.parquet")}
-    assert readers and {boundary.ROLES[r] for r in readers} == {"audit"}
+    assert readers and {stages.roles()[r] for r in readers} == {"audit"}
 
 
 def test_the_budget_ablation_reuses_the_table2_runs_and_pretrains_once_per_epoch_count(data_root, tmp_path):

@@ -40,82 +40,13 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from . import stages
 from .io import table_meta
 
-ROLES = {
-    "download": "dealer",
-    "ingest": "dealer",
-    "partition": "dealer",
-    "party_data": "dealer",
-    "nfdp_sample": "party",
-    "embed_party": "party",
-    "distill_answers": "party",
-    "distill_release": "party",
-    "distill_curate": "curator",
-    "ldpdl_teachers": "teachers",
-    "ldpdl_release": "owners",
-    "pate_curate": "curator",
-    "ldpdl_plan": "server",
-    "ldpdl_student": "server",
-    "pate_student": "server",
-    "table_ldpdl": "report",
-    "figure_p004": "report",
-    "pretrain": "public",
-    "pretrain_pool": "public",
-    "pretrain_epochs": "public",
-    "train_encoder": "public",
-    "embed_public": "public",
-    "cluster": "public",
-    "distill_aggregate": "server",
-    "distill_label": "server",
-    "distill_student": "server",
-    "fedmd": "federation",
-    "fedmd_budget": "federation",
-    "ldpfl": "federation",
-    "table_ldpfl": "report",
-    "figure_p001": "report",
-    "centralized": "baseline",
-    "dpsgd": "baseline",
-    "nfdp_ledger": "report",
-    "privacy_ledger": "report",
-    "partition_summary": "report",
-    "table2": "report",
-    "table_rknn": "report",
-    "compare": "report",
-    "claims": "report",
-    "reproduction_page": "report",
-    "reproduction_figure": "report",
-    "table3": "report",
-    "table_fedmd_budget": "report",
-    "figure_p002_budget": "report",
-    "table4": "report",
-    "table5": "report",
-    "figure_p002_privacy_vs_parties": "report",
-    "figure_p002_privacy_vs_k": "report",
-    "figure_p002_accuracy_vs_parties": "report",
-    "figure_p002_rounds": "report",
-    "figure_p003_queries_and_neighbours": "report",
-    "figure_p003_local_dp": "report",
-    "all": "report",
-    "audit_partition": "dealer",
-    "audit_distill": "audit",
-    "audit_validation": "audit",
-    "audit_fedmd": "audit",
-    "audit_dpsgd": "audit",
-    "audit_ldpfl": "audit",
-    "audit_ldpdl": "audit",
-    "audit_table": "report",
-    "figure_audit": "report",
-    "figure_compare": "report",
-}
-# Outputs of party jobs that may leave the party: privatized releases and the guarantees they publish.
-RELEASES = {"nfdp_sample": re.compile(r"\.ledger\.json$"), "distill_release": re.compile(r".")}
-# Outputs of the federation and the baseline that hold parties' private state (their final models).
-PRIVATE_OUTPUTS = {
-    "fedmd": re.compile(r"/models\.pt$"),
-    "fedmd_budget": re.compile(r"/models\.pt$"),
-    "centralized": re.compile(r"/model\.pt$"),
-}
+# The role of every rule, the outputs of party jobs that may leave the party (privatized releases and the
+# guarantees they publish), the outputs of federation and baseline jobs that hold private state (final
+# models): declared per method in pipelib.stages and read from there at each check, so a registered method
+# is checked like the built-in ones.
 # The kinds of file each role may read (``data``: a dealer's table, checked by content as well).
 MAY_READ = {
     "dealer": {"source", "data", "summary"},
@@ -134,7 +65,6 @@ CANARIES = re.compile(r"/canaries\.parquet$")  # a dealer's canary list: the aud
 # The teachers' job fits every owner's teacher on that owner's records only (pipelib.methods.ldpdl.fit_heads,
 # tested); the owners' job answers, each owner from its own teacher.  The teachers stay private: the only
 # private files the owners' and the curator's jobs may read are those teachers.
-OWNERS_PRIVATE = {"ldpdl_teachers"}
 PRIVATE_FROM = {"owners": ("ldpdl_teachers",), "curator": ("ldpdl_teachers", "distill_answers")}
 # roles whose data tables must hold no private row (the owners and the curator read the public table only)
 ROW_CHECKED = {"public", "server", "report", "owners", "curator"}
@@ -181,28 +111,28 @@ def parse_dry_run(text: str) -> list[Job]:
 
 def rule_roles(rule_names) -> list[str]:
     """Problems with the role table: rules of the workflow that have no role."""
-    return [f"rule {r} has no role in pipelib.boundary.ROLES" for r in rule_names if r not in ROLES]
+    roles = stages.roles()
+    return [f"rule {r} has no role in pipelib.stages" for r in rule_names if r not in roles]
 
 
 def _kind(path: str, producer: Job | None) -> str:
     if producer is None:
         return "source"
-    role = ROLES.get(producer.rule)
+    stage = stages.stages().get(producer.rule)
+    role = stage.role if stage else None
     if role == "dealer":
         if CANARIES.search(path):
             return "canary"
         return "data" if path.endswith(".parquet") else "summary"
     if role == "party":
-        release = RELEASES.get(producer.rule)
-        return "release" if release is not None and release.search(path) else "private"
-    if producer.rule in OWNERS_PRIVATE:
+        return "release" if stage.releases and re.search(stage.releases, path) else "private"
+    if stage is not None and stage.private_source:
         return "private"
     if role in ("curator", "owners"):
         return "release"
     if role in ("public", "server"):
         return "public"
-    private = PRIVATE_OUTPUTS.get(producer.rule)
-    return "private" if private is not None and private.search(path) else "result"
+    return "private" if stage is not None and stage.private and re.search(stage.private, path) else "result"
 
 
 class Rows:
@@ -294,8 +224,9 @@ def check(jobs: list[Job], scenarios: dict, root: Path | None = None, results_di
     serves = served_scenarios(jobs)
     layout = Layout(results_dir)
     rows = Rows(Path(root) if root is not None else None, scenarios, layout)
+    roles = stages.roles()
     for job in jobs:
-        role = ROLES.get(job.rule)
+        role = roles.get(job.rule)
         if role is None:
             continue
         for path in job.inputs:

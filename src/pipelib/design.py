@@ -32,7 +32,7 @@ from .config import (
 from .config import encoder_settings as resolved_encoder
 from .config import ldpfl_dataset as ldpfl_dataset_of
 from .data import ingest as raw
-from .runs import FedmdRun, LdpdlRun, LdpflRun, PateRun, student_run
+from .runs import FedmdRun, LdpdlRun, LdpflRun, PateRun, RknnRun, student_run
 
 
 class DesignError(ValueError):
@@ -312,8 +312,9 @@ class Design:
         return resolved_encoder(self.RKNN["encoders"], wildcards.encoder)
 
     def rknn_teacher(self, spec):
-        encoder, s, k = re.fullmatch(r"rknn-(.+)-s(\d+)-k(\d+)", spec).groups()
-        return encoder, s, k
+        """(encoder, s, k) of a reverse k-NN teacher's name (pipelib.runs.RknnRun)."""
+        run = RknnRun.parse(spec)
+        return run.encoder, str(run.s), str(run.k)
 
     def rknn_party_inputs(self, wc):
         """What a party's reverse k-NN teacher reads besides its own table: its own embeddings, the queries."""

@@ -2,9 +2,7 @@
 they take at this machine's measured training throughput, plus every job's start-up floor; and the reason a
 run stops before its first job when, without a GPU, it would take longer than ``max_cpu_hours``.
 
-An image-pass is one image through one training step (forward and backward); evaluation and answers
-(forward only) count a third.  The private set of a party is read from its partition's summary when it
-exists; before the first partition it is estimated from the dataset's size (say so in the output).
+What each job trains comes from its rule's stage (:mod:`pipelib.stages`, computed in :mod:`pipelib.work`).
 Throughput is measured once per (architecture, input shape, batch, threads, hardware) with a few
 training steps on random images, and remembered in ``.snakemake/pipelib/throughput.json``.  So is the
 start-up floor: the seconds a fresh interpreter takes to import what a job's script imports, measured once
@@ -18,73 +16,14 @@ import math
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from .config import ConfigError, ldpfl_settings, nfdp_requests
-from .runs import FedmdRun
+from . import stages
+from .config import ConfigError, nfdp_requests
+from .work import Sizes, Work
 
-# Offline copies' split sizes (../shared/data), used before a dataset is ingested; and image shapes.
-SIZES = {
-    "mnist": (60000, 10000),
-    "fashion_mnist": (60000, 10000),
-    "cifar10": (50000, 1000),
-    "cifar100": (17000, 3400),
-    "femnist": (14708, 4088),
-    "femnist_letters": (2852, 1698),
-}
-SHAPES = {name: (3, 32, 32) if name.startswith("cifar") else (1, 28, 28) for name in SIZES}
-FORWARD = 1 / 3  # a forward pass costs about a third of a training step
 CACHE = Path(".snakemake/pipelib/throughput.json")
-
-
-@dataclass
-class Work:
-    """Image-passes of one job, by (architecture, batch): what its time depends on."""
-
-    rule: str
-    passes: dict = field(default_factory=dict)  # (arch, shape, batch) -> image-passes
-    estimated: bool = False  # True when a party's size is guessed from the dataset
-
-    def add(self, arch: str, shape, batch: int, n: float) -> None:
-        key = (arch, tuple(shape), int(batch))
-        self.passes[key] = self.passes.get(key, 0.0) + float(n)
-
-    @property
-    def total(self) -> float:
-        return sum(self.passes.values())
-
-
-def _split_sizes(results_dir: str, name: str) -> tuple[int, int]:
-    summary = Path(results_dir) / "data" / name / "summary.json"
-    if summary.is_file():
-        s = json.loads(summary.read_text())["splits"]
-        return s["train"]["images"], s["test"]["images"]
-    return SIZES[name]
-
-
-def _public_n(config: dict, results_dir: str, scenario: str) -> int:
-    sc = config["scenarios"][scenario]
-    rows = sc.get("public_rows", {"split": "train"})
-    size = _split_sizes(results_dir, sc["public"])[0 if rows["split"] == "train" else 1]
-    return min(size, rows.get("stop", size)) - rows.get("start", 0)
-
-
-def _pool(config: dict, results_dir: str, scenario: str) -> int:
-    """The records a scenario deals to its parties, before its partition exists (the private train split,
-    or its pool_limit)."""
-    sc = config["scenarios"][scenario]
-    train = _split_sizes(results_dir, sc["private"])[0]
-    return min(sc.get("pool_limit") or train, train)
-
-
-def _party_n(config: dict, results_dir: str, scenario: str) -> tuple[list[int], bool]:
-    """Each party's private records (from the partition summary; else an estimate, flagged True)."""
-    summary = Path(results_dir) / "partitions" / scenario / "summary.json"
-    if summary.is_file():
-        return json.loads(summary.read_text())["party_n"], False
-    parties = config["scenarios"][scenario]["parties"]
-    return [math.ceil(_pool(config, results_dir, scenario) / parties)] * parties, True
 
 
 def size_problems(config: dict, results_dir: str) -> list[str]:
@@ -136,91 +75,9 @@ def check_sizes(config: dict, results_dir: str) -> None:
         raise ConfigError("invalid configuration:\n  - " + "\n  - ".join(problems))
 
 
-def _test_n(config: dict, results_dir: str, scenario: str) -> int:
-    summary = Path(results_dir) / "partitions" / scenario / "summary.json"
-    if summary.is_file():
-        return json.loads(summary.read_text())["test"]["n"]
-    return _split_sizes(results_dir, config["scenarios"][scenario]["private"])[1]
-
-
 def job_work(rule: str, wc: dict, config: dict, results_dir: str) -> Work | None:
     """The image-passes of one job of a training rule (None for rules that train nothing)."""
-    w = Work(rule)
-    if rule in ("pretrain", "pretrain_epochs"):
-        s = config["fedmd"]["pretrain"]
-        s = {**s, "epochs": int(wc["epochs"])} if rule == "pretrain_epochs" else s
-        train, test = _split_sizes(results_dir, wc["public"])
-        n = min(s["max_images"] or train, train)
-        shape = SHAPES[wc["public"]]
-        w.add(wc["arch"], shape, s["batch"], s["epochs"] * n)
-        w.add(wc["arch"], shape, 1024, FORWARD * s["epochs"] * test)
-    elif rule == "pretrain_pool":  # on a scenario's public pool, scored on its test split
-        s, sc = config["fedmd"]["pretrain"], config["scenarios"][wc["scenario"]]
-        pool = _public_n(config, results_dir, wc["scenario"])
-        n, shape = min(s["max_images"] or pool, pool), SHAPES[sc["public"]]
-        w.add(wc["arch"], shape, s["batch"], s["epochs"] * n)
-        w.add(wc["arch"], shape, 1024, FORWARD * s["epochs"] * _test_n(config, results_dir, wc["scenario"]))
-    elif rule in ("fedmd", "fedmd_budget"):
-        f, sc = config["fedmd"], config["scenarios"][wc["scenario"]]
-        if rule == "fedmd_budget":  # the budget ablation's rounds and public queries per round
-            f = {**f, "rounds": int(wc["rounds"]), "public_per_round": int(wc["q"])}
-        shape = SHAPES[sc["public"]]
-        ns, w.estimated = _party_n(config, results_dir, wc["scenario"])
-        run = FedmdRun.parse(wc["run"])
-        test = _test_n(config, results_dir, wc["scenario"])
-        for i, n in enumerate(ns):
-            arch = f["architectures"][i % len(f["architectures"])]
-            n = run.k if run.kind == "nfdp" else n
-            w.add(arch, shape, f["init_batch"], f["init_epochs"] * n)
-            w.add(arch, shape, f["digest_batch"], f["rounds"] * f["digest_epochs"] * f["public_per_round"])
-            w.add(arch, shape, f["revisit_batch"], f["rounds"] * f["revisit_epochs"] * n)
-            w.add(arch, shape, 1024, FORWARD * (f["rounds"] * f["public_per_round"] + (f["rounds"] + 1) * test))
-    elif rule == "centralized":
-        s, sc = config["fedmd"]["centralized"], config["scenarios"][wc["scenario"]]
-        ns, w.estimated = _party_n(config, results_dir, wc["scenario"])
-        w.add(wc["arch"], SHAPES[sc["private"]], s["batch"], s["epochs"] * sum(ns))
-    elif rule in ("train_encoder", "embed_public"):
-        enc = config["rknn"]["encoders"][wc["encoder"]]
-        if enc["kind"] != "simclr":
-            return None
-        sc = config["scenarios"][wc["scenario"]]
-        n = _public_n(config, results_dir, wc["scenario"])
-        if rule == "train_encoder":  # two augmented views of every image, every epoch
-            images = min(enc.get("max_images") or n, n)
-            w.add(enc["arch"], SHAPES[sc["public"]], enc["batch"], 2 * enc["epochs"] * images)
-        else:
-            w.add(enc["arch"], SHAPES[sc["public"]], 1024, FORWARD * n)
-    elif rule == "distill_student":
-        s, sc = config["rknn"]["student"], config["scenarios"][wc["scenario"]]
-        n = _public_n(config, results_dir, wc["scenario"])
-        w.add(s["arch"], SHAPES[sc["public"]], s["batch"], s["epochs"] * n)
-        test = _test_n(config, results_dir, wc["scenario"])
-        w.add(s["arch"], SHAPES[sc["public"]], 1024, FORWARD * s["epochs"] * test)
-    elif rule in ("ldpdl_student", "pate_student"):
-        d, sc = config["ldpdl"], config["scenarios"][wc["scenario"]]
-        s = d["student"]
-        total = d["queries_per_iteration"] * d["iterations"]
-        # an AQS iteration t trains on t x S queries; a run without AQS (or PATE) on all S x T at once
-        queries = int(wc["iteration"]) * d["queries_per_iteration"] if wc.get("qs") == "aqs" else total
-        w.add(s["arch"], SHAPES[sc["public"]], s["batch"], s["epochs"] * queries)
-        test = _test_n(config, results_dir, wc["scenario"])
-        extra = _public_n(config, results_dir, wc["scenario"]) if wc.get("qs") == "aqs" else 0
-        w.add(s["arch"], SHAPES[sc["public"]], 1024, FORWARD * (test + extra))
-    elif rule == "dpsgd":  # epochs over the pooled records (counted as plain training passes)
-        d, sc = config["dpsgd"], config["scenarios"][wc["scenario"]]
-        ns, w.estimated = _party_n(config, results_dir, wc["scenario"])
-        w.add(wc["arch"], SHAPES[sc["private"]], d["batch"], d["epochs"] * sum(ns))
-    elif rule == "ldpfl":  # the selected clients' local epochs every round (timed as one client's steps)
-        s, sc = ldpfl_settings(config, wc["scenario"]), config["scenarios"][wc["scenario"]]
-        ns, w.estimated = _party_n(config, results_dir, wc["scenario"])
-        per_round = max(1, round(float(wc["frac"]) * len(ns)))
-        arch, shape = s["arch"], SHAPES[sc["private"]]
-        w.add(arch, shape, s["batch"], int(wc["rounds"]) * per_round * s["local_epochs"] * sum(ns) / len(ns))
-        test = _test_n(config, results_dir, wc["scenario"])
-        w.add(arch, shape, 1024, FORWARD * (int(wc["rounds"]) + 1) * test)
-    else:
-        return None
-    return w
+    return stages.planned_work(rule, wc, Sizes(config, results_dir))
 
 
 SMALL, LARGE = 16, 64  # the two batch sizes measured; a step's time is interpolated linearly in the batch

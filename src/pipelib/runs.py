@@ -7,8 +7,10 @@ federated averaging), ``twopoint-eps<e>-adaptive`` or ``twopoint-eps<e>-c<c>-r<r
 LDP-DL run's folder is ``<mechanism>-eps<e>-q<N_Q>-<owners>-<aqs|random>`` and a PATE run's
 ``pate-eps<e>-<teachers>`` (``<owners>``: ``L<count>`` overlapping owners or ``parties``; ``<teachers>``:
 ``T<count>`` disjoint shards or ``parties``).  :class:`FedmdRun`, :class:`LdpflRun`, :class:`LdpdlRun` and
-:class:`PateRun` parse and format them; every other module asks them instead of
-splitting strings, and the rules take their wildcard constraints from here.
+:class:`PateRun` parse and format them, and so does :class:`RknnRun` for a reverse k-NN teacher
+(``rknn-<encoder>-s<s>-k<k>``, the ``teacher`` wildcard of the distillation rules); every other module
+asks them instead of splitting strings, and the rules take their wildcard constraints from here.  Each
+record's ``of(wildcards)`` reads a job's run from its wildcards (:func:`pipelib.stages.run_of`).
 """
 
 from __future__ import annotations
@@ -51,6 +53,11 @@ class FedmdRun:
         return cls(kind, sampling, int(k[1:]))
 
     @classmethod
+    def of(cls, wildcards) -> FedmdRun:
+        """The run of a job's wildcards (``run``)."""
+        return cls.parse(wildcards["run"])
+
+    @classmethod
     def nfdp(cls, sampling: str, k: int) -> FedmdRun:
         return cls("nfdp", sampling, int(k))
 
@@ -82,9 +89,13 @@ class FedmdRun:
         return self.kind == "ldp"
 
 
+def _unnamed(pattern: re.Pattern) -> str:
+    """A grammar without its group names: a wildcard's constraint (Snakemake reads <name> as a path variable)."""
+    return re.sub(r"\?P<\w+>", "", pattern.pattern)
+
+
 _LDPFL_PARTS = re.compile(r"twopoint-eps(?P<eps>[0-9.]+)-(?:(?P<adaptive>adaptive)|c(?P<c>-?[0-9.]+)-r(?P<r>[0-9.]+))")
-# the wildcard's constraint: the same grammar without group names (Snakemake reads <name> as a path variable)
-LDPFL_RUN = re.compile("none|" + re.sub(r"\?P<\w+>", "", _LDPFL_PARTS.pattern))
+LDPFL_RUN = re.compile("none|" + _unnamed(_LDPFL_PARTS))  # the wildcard's constraint
 
 
 @dataclass(frozen=True)
@@ -115,6 +126,11 @@ class LdpflRun:
             return cls()
         return cls(float(m["eps"]), "adaptive" if m["adaptive"] else (float(m["c"]), float(m["r"])))
 
+    @classmethod
+    def of(cls, wildcards) -> LdpflRun:
+        """The run of a job's wildcards (``flmech``)."""
+        return cls.parse(wildcards["flmech"])
+
     @property
     def name(self) -> str:
         if self.epsilon is None:
@@ -130,6 +146,44 @@ class LdpflRun:
     def spec(self) -> str | None:
         """The mechanism's registry spec (``twopoint-eps<e>``), or None (noise-free)."""
         return None if self.epsilon is None else f"twopoint-eps{self.epsilon!r}"
+
+
+_RKNN_PARTS = re.compile(r"rknn-(?P<encoder>[a-z][a-z0-9_]*)-s(?P<s>[1-9][0-9]*)-k(?P<k>[1-9][0-9]*)")
+RKNN_RUN = re.compile(_unnamed(_RKNN_PARTS))  # the ``teacher`` wildcard's constraint
+
+
+@dataclass(frozen=True)
+class RknnRun:
+    """One reverse k-NN teacher: every party's record votes for its ``k`` nearest of ``s`` public queries
+    (the k-means centers of the public set in ``encoder``'s space); name ``rknn-<encoder>-s<s>-k<k>``."""
+
+    encoder: str
+    s: int
+    k: int
+
+    kind = "rknn"
+
+    @classmethod
+    def parse(cls, name: str):
+        """The teacher a name stands for; ValueError naming the grammar for anything else."""
+        m = _RKNN_PARTS.fullmatch(name)
+        if not m:
+            raise ValueError(f"bad reverse k-NN teacher {name!r}; expected rknn-<encoder>-s<s>-k<k>")
+        return cls(m["encoder"], int(m["s"]), int(m["k"]))
+
+    @classmethod
+    def of(cls, wildcards):
+        """The teacher of a job's wildcards (``teacher``)."""
+        return cls.parse(wildcards["teacher"])
+
+    @property
+    def name(self) -> str:
+        return f"rknn-{self.encoder}-s{self.s}-k{self.k}"
+
+    spec = name
+
+    def __str__(self) -> str:
+        return self.name
 
 
 _DESIGN = r"L[1-9][0-9]*|T[1-9][0-9]*|parties"
@@ -174,6 +228,11 @@ class PateRun:
     design: str
 
     method = "PATE"
+
+    @classmethod
+    def of(cls, wildcards) -> PateRun:
+        """The run of a job's wildcards (eps, design)."""
+        return cls(float(wildcards["eps"]), wildcards["design"])
 
     @property
     def name(self) -> str:

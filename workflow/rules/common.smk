@@ -18,7 +18,7 @@ from pipelib.design import Design, DesignError
 from pipelib import integrity
 from pipelib.plan import check_sizes
 from pipelib.provenance import code_digest
-from pipelib.runs import FEDMD_RUN, LDPDL_RUN, LDPFL_RUN, PATE_RUN
+from pipelib.runs import FEDMD_RUN, LDPDL_RUN, LDPFL_RUN, PATE_RUN, RKNN_RUN
 from pipelib.runs import FedmdRun, student_run
 
 try:
@@ -60,7 +60,7 @@ wildcard_constraints:
     run=FEDMD_RUN.pattern,
     encoder=alternatives(RKNN["encoders"]) or "NO_ENCODER",
     s="[1-9][0-9]*",
-    teacher="rknn-[a-z][a-z0-9_]*-s[1-9][0-9]*-k[1-9][0-9]*",
+    teacher=RKNN_RUN.pattern,
     mech="none|(" + alternatives(NOISY) + f")-eps{EPS}",
     cmech="none|("
     + alternatives([m for m in vocab.CENTRAL_MECHANISMS if m != "none"])
@@ -69,7 +69,7 @@ wildcard_constraints:
 
 
 def check_roles():
-    """Every rule plays a declared role in the threat model (pipelib.boundary.ROLES), or nothing runs."""
+    """Every rule plays a declared role in the threat model (pipelib.stages), or nothing runs."""
     problems = rule_roles([r.name for r in workflow.rules])
     if problems:
         roles = "dealer, party, teachers, curator, owners, public, server, federation, baseline, audit, report"

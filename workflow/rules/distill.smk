@@ -1,4 +1,5 @@
-# The distillation stage (reverse k-NN now; LDP-DL and PATE plug in the same way): a party's teacher
+# The distillation stage (reverse k-NN; LDP-DL and PATE run their own rules in ldpdl.smk, not this stage yet:
+# docs/development.md "Adding a teacher-based method"): a party's teacher
 # answers -> privatized (local: in the party's job; central: by the trusted curator) -> aggregated by
 # the server from privatized releases only -> labels for the public set -> a student -> a result row.
 # Paths: results/distill/{scenario}/{teacher}/{mech}/..., teacher = <kind>-<its parameters>.

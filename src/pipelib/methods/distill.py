@@ -1,4 +1,6 @@
-"""The distillation stage shared by teacher-based methods (reverse k-NN; LDP-DL and PATE to come):
+"""The distillation stage of teacher-based methods: reverse k-NN's (LDP-DL and PATE run their own rules,
+ldpdl.smk: their teachers are fitted in one job per owner design, and LDP-DL's active sampling loops over
+iterations):
 
     teacher answers (a party's job, its own data only)
       -> privatize: local mechanism inside the party's job (``party_release``), or central mechanism in

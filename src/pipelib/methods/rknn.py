@@ -10,7 +10,6 @@ every public sample inherits its cluster's label (:meth:`RknnTeacher.labels`).
 from __future__ import annotations
 
 import logging
-import re
 import time
 from dataclasses import dataclass
 
@@ -19,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..io import load_npy, read_table, save_npy, table_meta, write_table
+from ..runs import RknnRun
 from ..seeding import rng
 
 log = logging.getLogger(__name__)
@@ -148,25 +148,9 @@ class Votes:
 
 
 @dataclass(frozen=True)
-class RknnTeacher:
-    """The teacher ``rknn-<encoder>-s<s>-k<k>``: k nearest of s queries in the encoder's space."""
-
-    encoder: str
-    s: int
-    k: int
-    kind = "rknn"
-    PATTERN = re.compile(r"rknn-(?P<encoder>[a-z][a-z0-9_]*)-s(?P<s>[1-9][0-9]*)-k(?P<k>[1-9][0-9]*)")
-
-    @classmethod
-    def parse(cls, spec: str) -> "RknnTeacher":
-        m = cls.PATTERN.fullmatch(spec)
-        if not m:
-            raise ValueError(f"bad reverse k-NN teacher {spec!r}; expected rknn-<encoder>-s<s>-k<k>")
-        return cls(m["encoder"], int(m["s"]), int(m["k"]))
-
-    @property
-    def spec(self) -> str:
-        return f"rknn-{self.encoder}-s{self.s}-k{self.k}"
+class RknnTeacher(RknnRun):
+    """The teacher ``rknn-<encoder>-s<s>-k<k>`` (its run record: :class:`pipelib.runs.RknnRun`): k nearest of
+    s queries in the encoder's space."""
 
     def answers(self, party_path, embeddings_npy, centers_npy) -> Votes:
         """A party's votes, from its own table and its own embeddings (in its own job)."""

@@ -1,0 +1,211 @@
+"""Every rule as data: which method it belongs to, the run record that names its runs, its role in the threat
+model, the training work it plans, and which of its outputs leave a party or hold private state.
+
+:mod:`pipelib.boundary` takes its role table from here and :mod:`pipelib.plan` its planned work, so neither
+branches per method.  A method is one :class:`Method`: its run record (:mod:`pipelib.runs`) and its
+:class:`Stage` s.  Adding a method adds one ``Method`` (``register`` it, or list it in ``METHODS``), one rule
+file, one script and its method module (docs/development.md, "Adding a method"); ``tests/test_stages.py``
+adds a toy one.  Light: no torch.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from . import work
+from .runs import FedmdRun, LdpdlRun, LdpflRun, PateRun, RknnRun
+
+ROLE_NAMES = (
+    "dealer",
+    "party",
+    "teachers",
+    "curator",
+    "owners",
+    "public",
+    "server",
+    "federation",
+    "baseline",
+    "audit",
+    "report",
+)
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One rule.  ``role``: its role in the threat model (pipelib.boundary).  ``work``: its planned
+    training work, ``(wildcards, work.Sizes) -> work.Work | None`` (None: it trains nothing).  ``releases``:
+    a party job's outputs that may leave the party (privatized releases and their guarantees).
+    ``private``: outputs of a federation or baseline job that hold private state (final models).
+    ``private_source``: its outputs are private whatever its role (the LDP-DL teachers)."""
+
+    rule: str
+    role: str
+    work: Callable | None = None
+    releases: str | None = None
+    private: str | None = None
+    private_source: bool = False
+
+    def __post_init__(self):
+        if self.role not in ROLE_NAMES:
+            raise ValueError(f"rule {self.rule}: role {self.role!r} is not one of {', '.join(ROLE_NAMES)}")
+
+
+@dataclass(frozen=True)
+class Method:
+    """A method (or a shared part of the workflow): its run record and its stages."""
+
+    name: str
+    run: type | None
+    stages: tuple[Stage, ...]
+
+
+def _report(*rules: str) -> tuple[Stage, ...]:
+    return tuple(Stage(r, "report") for r in rules)
+
+
+METHODS: dict[str, Method] = {}
+
+
+def register(method: Method) -> Method:
+    """Add a method; its rules must be new (a rule belongs to one method)."""
+    taken = {s.rule for m in METHODS.values() for s in m.stages if m.name != method.name}
+    clash = [s.rule for s in method.stages if s.rule in taken]
+    if clash:
+        raise ValueError(f"method {method.name}: rules {', '.join(clash)} belong to another method already")
+    METHODS[method.name] = method
+    return method
+
+
+def unregister(name: str) -> None:
+    METHODS.pop(name, None)
+
+
+for _m in (
+    Method(
+        "data",
+        None,
+        (
+            Stage("download", "dealer"),
+            Stage("ingest", "dealer"),
+            Stage("partition", "dealer"),
+            Stage("party_data", "dealer"),
+            Stage("audit_partition", "dealer"),
+        ),
+    ),
+    Method(
+        "public",
+        None,
+        (
+            Stage("pretrain", "public", work.pretrain),
+            Stage("pretrain_pool", "public", work.pretrain_pool),
+            Stage("pretrain_epochs", "public", work.pretrain),
+            Stage("train_encoder", "public", work.train_encoder),
+            Stage("embed_public", "public", work.embed_public),
+            Stage("cluster", "public"),
+        ),
+    ),
+    Method(
+        "fedmd",
+        FedmdRun,
+        (
+            Stage("nfdp_sample", "party", releases=r"\.ledger\.json$"),
+            Stage("fedmd", "federation", work.fedmd, private=r"/models\.pt$"),
+            Stage("fedmd_budget", "federation", work.fedmd, private=r"/models\.pt$"),
+            *_report("nfdp_ledger", "table2", "table3", "table4", "table5", "table_fedmd_budget"),
+            *_report("figure_p002_budget", "figure_p002_privacy_vs_parties", "figure_p002_privacy_vs_k"),
+            *_report("figure_p002_accuracy_vs_parties", "figure_p002_rounds"),
+        ),
+    ),
+    Method("centralized", None, (Stage("centralized", "baseline", work.centralized, private=r"/model\.pt$"),)),
+    Method("dpsgd", None, (Stage("dpsgd", "baseline", work.dpsgd),)),
+    Method(
+        "rknn",
+        RknnRun,
+        (
+            Stage("embed_party", "party"),
+            Stage("distill_answers", "party"),
+            Stage("distill_release", "party", releases=r"."),
+            Stage("distill_curate", "curator"),
+            Stage("distill_aggregate", "server"),
+            Stage("distill_label", "server"),
+            Stage("distill_student", "server", work.rknn_student),
+            *_report("table_rknn", "figure_p003_queries_and_neighbours", "figure_p003_local_dp"),
+        ),
+    ),
+    Method(
+        "ldpdl",
+        LdpdlRun,
+        (
+            Stage("ldpdl_teachers", "teachers", private_source=True),
+            Stage("ldpdl_release", "owners"),
+            Stage("ldpdl_plan", "server"),
+            Stage("ldpdl_student", "server", work.ldpdl_student),
+            *_report("table_ldpdl", "figure_p004"),
+        ),
+    ),
+    Method("pate", PateRun, (Stage("pate_curate", "curator"), Stage("pate_student", "server", work.ldpdl_student))),
+    Method("ldpfl", LdpflRun, (Stage("ldpfl", "federation", work.ldpfl), *_report("table_ldpfl", "figure_p001"))),
+    Method(
+        "audit",
+        None,
+        (
+            *(Stage(f"audit_{k}", "audit") for k in ("distill", "validation", "fedmd", "dpsgd", "ldpfl", "ldpdl")),
+            *_report("audit_table", "figure_audit"),
+        ),
+    ),
+    Method(
+        "report",
+        None,
+        _report(
+            "privacy_ledger",
+            "partition_summary",
+            "compare",
+            "claims",
+            "reproduction_page",
+            "reproduction_figure",
+            "figure_compare",
+            "all",
+        ),
+    ),
+):
+    register(_m)
+
+
+def stages() -> dict[str, Stage]:
+    """Every registered rule's stage, by rule name."""
+    return {s.rule: s for m in METHODS.values() for s in m.stages}
+
+
+def roles() -> dict[str, str]:
+    """The role of every registered rule."""
+    return {rule: s.role for rule, s in stages().items()}
+
+
+def patterns(field: str) -> dict[str, re.Pattern]:
+    """Compiled ``releases`` or ``private`` patterns of the rules that declare one."""
+    return {rule: re.compile(getattr(s, field)) for rule, s in stages().items() if getattr(s, field)}
+
+
+def run_of(rule: str, wildcards: dict):
+    """The run record of one job (its method's record parsed from the job's wildcards); None for a rule
+    whose method has no run record, or a job whose wildcards do not name a run (its shared jobs)."""
+    for m in METHODS.values():
+        if m.run is not None and any(s.rule == rule for s in m.stages):
+            try:
+                return m.run.of(wildcards)
+            except KeyError:
+                return None
+    return None
+
+
+def planned_work(rule: str, wildcards: dict, sizes: work.Sizes) -> work.Work | None:
+    """The training work one job of ``rule`` plans (None for a rule that trains nothing)."""
+    stage = stages().get(rule)
+    if stage is None or stage.work is None:
+        return None
+    w = stage.work(dict(wildcards), sizes)
+    if w is not None:
+        w.rule = rule
+    return w
