@@ -1,12 +1,14 @@
 """Data-independent image features: HOG (optionally of deskewed digits, at several cell sizes),
-L2-normalised.  Kept apart from :mod:`pipelib.represent` (torch) so that the jobs that only compute
-HOG features (LDP-DL's owners, reverse k-NN's HOG teachers) do not import torch."""
+L2-normalised.  Kept apart from :mod:`pipelib.represent` (torch, UMAP) so that the jobs that only compute
+HOG features (LDP-DL's owners, reverse k-NN's HOG teachers, the HOG embedding jobs) do not import torch."""
 
 from __future__ import annotations
 
 import numpy as np
 from scipy import ndimage
 from skimage.feature import hog
+
+from .io import read_images, save_npy
 
 
 def l2_normalize(x: np.ndarray) -> np.ndarray:
@@ -69,3 +71,10 @@ def hog_encoder(images: np.ndarray, settings: dict) -> np.ndarray:
     """HOG features of uint8 images as an encoder's ``settings`` (kind ``hog``) configure them."""
     cells, deskewed = settings.get("cells", 4), settings.get("deskew", False)
     return hog_features(images, settings.get("orientations", 9), cells, deskewed=deskewed)
+
+
+def embed_hog(*, settings: dict, images_path, out_npy) -> None:
+    """HOG embeddings of a table's images, row i = row i of the table (a party's own table, or the public
+    pool): the ``embed_party`` and ``embed_public`` jobs of a HOG encoder, which fit no model."""
+    _, images, _ = read_images(images_path)
+    save_npy(hog_encoder(images, settings), out_npy)

@@ -403,17 +403,11 @@ def embed_images(images_u8: np.ndarray, settings: dict, model_paths, device: str
     return embed(loop.prepare(load_encoder(model_paths[-1]), dev), loop.to_device(images_u8, dev))
 
 
-def embed_public(*, settings: dict, public_path, model_paths, device: str, threads: int, out_npy) -> None:
-    """Embed the public pool (row i of the output = row i of the partition's public index)."""
+def embed_table(*, settings: dict, images_path, model_paths, device: str, threads: int, out_npy) -> None:
+    """Embeddings of a table's images with a fitted encoder, row i = row i of the table: a party's own
+    table (``embed_party``) or the public pool (``embed_public``).  A HOG encoder fits no model:
+    :func:`pipelib.features.embed_hog` does its jobs without torch."""
 
     loop.set_threads(threads)
-    _, images, _ = read_images(public_path)
-    save_npy(embed_images(images, settings, model_paths, device), out_npy)
-
-
-def embed_party(*, settings: dict, party_path, model_paths, device: str, threads: int, out_npy) -> None:
-    """A party embeds its own images (row i = row i of its partition table)."""
-
-    loop.set_threads(threads)
-    _, images, _ = read_images(party_path)
+    _, images, _ = read_images(images_path)
     save_npy(embed_images(images, settings, model_paths, device), out_npy)

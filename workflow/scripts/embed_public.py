@@ -3,14 +3,13 @@
 from pipelib.logs import to_log
 
 to_log(snakemake)
-from pipelib.represent import embed_public  # noqa: E402
-
 p, i = snakemake.params, snakemake.input
-embed_public(
-    settings=p.settings,
-    public_path=i.public,
-    model_paths=list(i.model),
-    device=p.device,
-    threads=snakemake.threads,
-    out_npy=snakemake.output[0],
-)
+if p.settings["kind"] == "hog":  # no model to load: the job stays free of torch (docs/development.md, "Imports")
+    from pipelib.features import embed_hog as embed
+
+    fitted = {}
+else:
+    from pipelib.represent import embed_table as embed
+
+    fitted = {"model_paths": list(i.model), "device": p.device, "threads": snakemake.threads}
+embed(settings=p.settings, images_path=i.public, out_npy=snakemake.output[0], **fitted)
