@@ -3,10 +3,14 @@ client training, fp32 weights throughout, the fallback where bf16 is not native,
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 import torch
 from torch import nn
 
+from pipelib import stages
 from pipelib.methods import ldpfl
 from pipelib.train import loop
 from pipelib.train.models import build
@@ -102,3 +106,21 @@ def test_ldpfl_clients_train_under_bf16_autocast_close_to_fp32(mode):
         # a different rounding, not a different update: off by a small share of the step the clients took
         assert not torch.equal(half[k], full[k])
         assert float((half[k] - full[k]).norm()) <= 0.1 * step
+
+
+def test_every_training_rule_hands_its_precision_to_the_job():
+    """Each rule that trains (a stage with planned work in pipelib.stages) passes ``precision`` among its
+    params, so that the method's ``precision`` setting reaches pipelib.job.Job (a rule without it trains in
+    fp32 whatever the config says: the fedmd rule did, until the stage-time sample's bf16 run showed it).
+    DP-SGD trains in fp32 by design; embed_public only runs a fitted encoder."""
+    root = Path(__file__).resolve().parents[1] / "workflow" / "rules"
+    blocks = {}
+    for smk in root.glob("*.smk"):
+        parts = re.split(r"^(?=rule \w+:|use rule \w+ as \w+)", smk.read_text(), flags=re.M)
+        for part in parts:
+            m = re.match(r"(?:rule (\w+):|use rule \w+ as (\w+))", part)
+            if m:
+                blocks[m[1] or m[2]] = part
+    training = {r for r, s in stages.stages().items() if s.work} - {"dpsgd", "embed_public"}
+    assert training <= set(blocks)
+    assert [r for r in sorted(training) if "precision=" not in blocks[r]] == []

@@ -95,6 +95,7 @@ rule fedmd:
             else "none"
         ),
         preset=config["preset"],
+        precision=FEDMD["precision"],
         # progress is saved here after every round; a killed or pre-empted job resumes from it
         checkpoint=lambda wc: res(f"fedmd/{wc.scenario}/{wc.answer}/{wc.run}/resume.pt"),
     script:
@@ -162,6 +163,7 @@ use rule fedmd as fedmd_budget with:
             else "none"
         ),
         preset=config["preset"],
+        precision=FEDMD["precision"],
         checkpoint=lambda wc: res(
             f"fedmd_budget/{wc.scenario}/{wc.answer}/R{wc.rounds}-q{wc.q}-pe{wc.pe}/{wc.run}/resume.pt"
         ),
