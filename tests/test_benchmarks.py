@@ -43,3 +43,26 @@ def test_the_speed_report_measures_every_trained_architecture(preset):
     wanted |= {d["arch"] for d in config["ldpfl"]["datasets"].values() if d["scenario"] in active}
     wanted |= {e["arch"] for e in config["rknn"]["encoders"].values() if e.get("kind") == "simclr"}
     assert wanted <= listed
+
+
+def test_the_stage_sample_reads_each_started_job_and_names_real_reduced_outputs(tmp_path):
+    """benchmarks/stage_times.py: the jobs a run's console says started (rule and wildcards), and a sample
+    whose every target is an output of the reduced preset (the dry-run job lists pin those paths)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import stage_times
+    finally:
+        sys.path.pop(0)
+    log = tmp_path / "run.log"
+    log.write_text(
+        "Select jobs to execute...\n"
+        "pipelib: start fedmd scenario=femnist_iid answer=softmax run=np (log: results/x.log)\n"
+        "pipelib: fedmd scenario=femnist_iid answer=softmax run=np: 26 % of 64,160 image-passes\n"
+        "pipelib: start table2 (log: results/t.log)\n"
+    )
+    assert stage_times.started_jobs(log) == [
+        ("fedmd", {"scenario": "femnist_iid", "answer": "softmax", "run": "np"}),
+        ("table2", {}),
+    ]
+    targets = [t for t in stage_times.TARGETS.read_text().splitlines() if t.strip() and not t.startswith("#")]
+    assert len(targets) >= 10 and all(t.startswith("results/reduced/") for t in targets)
