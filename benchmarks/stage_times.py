@@ -162,6 +162,30 @@ def report(work: Path, arms: list[str], results: Path) -> str:
         + " | ".join(f"**{t / 3600:.2f} h**" for t in totals)
         + " |"
     )
+    groups = {
+        "stages with planned training work": [r for r in counts if r in planned_all],
+        "the other stages (LDP-DL's teachers, and the jobs that train nothing)": [
+            r for r in counts if r not in planned_all
+        ],
+    }
+    lines += [
+        "",
+        "| stages | jobs | "
+        + " | ".join(f"est. summed, {a}" for a in arms)
+        + " | "
+        + " | ".join(f"{a} / {first}" for a in arms[1:])
+        + " |",
+    ]
+    lines.append("|---|---|" + "---|" * (2 * len(arms) - 1))
+    for label, rules in groups.items():
+        sums = [sum(per_arm[a][2][r] for r in rules) for a in arms]
+        lines.append(
+            f"| {label} | {sum(counts[r] for r in rules)} | "
+            + " | ".join(f"{t / 3600:.2f} h" for t in sums)
+            + " | "
+            + " | ".join(f"{t / sums[0]:.2f}" for t in sums[1:])
+            + " |"
+        )
     floors = ", ".join(f"{a} {per_arm[a][3]:.2f} s" for a in arms)
     lines.append(f"\nUnsampled rules are counted at the median sampled job of a rule that trains nothing ({floors}).")
     return "\n".join(lines)
