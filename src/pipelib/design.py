@@ -32,7 +32,7 @@ from .config import (
 from .config import encoder_settings as resolved_encoder
 from .config import ldpfl_dataset as ldpfl_dataset_of
 from .data import ingest as raw
-from .runs import FedmdRun, LdpdlRun, LdpflRun, PateRun, RknnRun, student_run
+from .runs import DpsgdRun, FedmdRun, LdpdlRun, LdpflRun, PateRun, RknnRun, student_run
 
 
 class DesignError(ValueError):
@@ -265,7 +265,7 @@ class Design:
     def dpsgd_dirs(self):
         """The result folder of every DP-SGD run: per scenario of dpsgd.scenarios that runs, per epsilon."""
         return [
-            self.res(f"dpsgd/{scenario}/{self.DPSGD['arch']}/eps{float(eps)!r}")
+            self.res(f"dpsgd/{scenario}/{DpsgdRun(self.DPSGD['arch'], eps).name}")
             for scenario in dpsgd_scenarios(self.config)
             for eps in self.DPSGD["epsilon"]
         ]

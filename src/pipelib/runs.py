@@ -186,6 +186,28 @@ class RknnRun:
         return self.name
 
 
+@dataclass(frozen=True)
+class DpsgdRun:
+    """One DP-SGD run: model ``arch`` trained to the guarantee ``epsilon`` (folder ``<arch>/eps<e>``)."""
+
+    arch: str
+    epsilon: float
+
+    method = "DP-SGD"
+
+    @classmethod
+    def of(cls, wildcards) -> DpsgdRun:
+        """The run of a job's wildcards (arch, eps)."""
+        return cls(wildcards["arch"], float(wildcards["eps"]))
+
+    @property
+    def name(self) -> str:
+        return f"{self.arch}/eps{float(self.epsilon)!r}"
+
+    def __str__(self) -> str:
+        return self.name
+
+
 _DESIGN = r"L[1-9][0-9]*|T[1-9][0-9]*|parties"
 LDPDL_RUN = re.compile(
     rf"(?:{'|'.join(SOFT_LABEL_MECHANISMS)})-eps[0-9.]+-q[1-9][0-9]*-(?:{_DESIGN})-(?:aqs|random)"

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import work
-from .runs import FedmdRun, LdpdlRun, LdpflRun, PateRun, RknnRun
+from .runs import DpsgdRun, FedmdRun, LdpdlRun, LdpflRun, PateRun, RknnRun
 
 ROLE_NAMES = (
     "dealer",
@@ -119,7 +119,7 @@ for _m in (
         ),
     ),
     Method("centralized", None, (Stage("centralized", "baseline", work.centralized, private=r"/model\.pt$"),)),
-    Method("dpsgd", None, (Stage("dpsgd", "baseline", work.dpsgd),)),
+    Method("dpsgd", DpsgdRun, (Stage("dpsgd", "baseline", work.dpsgd),)),
     Method(
         "rknn",
         RknnRun,

@@ -30,6 +30,7 @@ from ..io import write_json
 from ..job import Job
 from ..privacy import Draw, delta_vacuous, release_row, write_releases
 from ..privacy import dpsgd as mechanism
+from ..runs import DpsgdRun
 from ..schema import result_row
 from ..seeding import release_key, release_torch_seed, torch_seed
 from ..train import loop
@@ -135,7 +136,8 @@ def dpsgd(job: Job, settings: DpSgdSettings, *, delta: float, n_public_classes: 
     ``parties``); write the result row, the model (output ``model``) and its guarantee (output
     ``releases``).  Input ``model`` is the public pre-trained model; without it training starts from
     scratch.  The job's wildcards name the release."""
-    scenario, arch, epsilon = job.scenario, job["arch"], float(job["eps"])
+    run = DpsgdRun.of(job.release)
+    scenario, arch, epsilon = job.scenario, run.arch, run.epsilon
     seed, randomness, release, out = job.seed, job.randomness, job.release, job.output
     party_paths, model_path = job.input["parties"], job.input.get("model")
     dev = loop.start(job.threads, job.device)  # fp32: Opacus clips per-sample gradients (docs/benchmarks.md)
