@@ -34,7 +34,7 @@ rule all:
         all_targets(),
 
 
-check_roles()  # every rule has a role in the threat model (pipelib.boundary.ROLES)
+check_roles()  # every rule has a role in the threat model (pipelib.stages)
 check_devices()  # a device this machine cannot honour fails before any job
 
 

@@ -61,6 +61,7 @@ def run(tree: Path, targets: list[str], overlay: str | None) -> float:
     configs = [str(tree / "presets/reduced.yaml"), *([overlay] if overlay else [])]
     cmd = [snakemake(), "--cores", "2", "--force", *targets, "--configfile", *configs, "--rerun-triggers", "mtime"]
     env = {**os.environ, "PYTHONPATH": str(tree / "src")}
+    subprocess.run(["rm", "-rf", str(tree / "results" / "reduced" / "benchmarks")], check=True)  # this run's only
     t0 = time.time()
     with open(tree / "stage_times.log", "w") as log:
         subprocess.run(cmd, cwd=tree, env=env, stdout=log, stderr=subprocess.STDOUT, check=True)
@@ -124,7 +125,7 @@ def report(work: Path, arms: list[str], results: Path) -> str:
         times = stage_times(tree / "results" / results.name).set_index("rule")
         planned = planned_seconds(started_jobs(tree / "stage_times.log"), config, str(results), throughput)
         light = [times.loc[r, "total_s"] / times.loc[r, "jobs"] for r in times.index if r not in planned_all]
-        floor = statistics.median(light)
+        floor = statistics.median(light) if light else 0.0
         est, mean = {}, {}
         for rule, n in counts.items():
             if rule in times.index:

@@ -115,10 +115,11 @@ def rule_roles(rule_names) -> list[str]:
     return [f"rule {r} has no role in pipelib.stages" for r in rule_names if r not in roles]
 
 
-def _kind(path: str, producer: Job | None) -> str:
+def _kind(path: str, producer: Job | None, table: dict) -> str:
+    """The kind of file ``path`` is (``table``: pipelib.stages.stages() of this check)."""
     if producer is None:
         return "source"
-    stage = stages.stages().get(producer.rule)
+    stage = table.get(producer.rule)
     role = stage.role if stage else None
     if role == "dealer":
         if CANARIES.search(path):
@@ -224,9 +225,9 @@ def check(jobs: list[Job], scenarios: dict, root: Path | None = None, results_di
     serves = served_scenarios(jobs)
     layout = Layout(results_dir)
     rows = Rows(Path(root) if root is not None else None, scenarios, layout)
-    roles = stages.roles()
+    table = stages.stages()
     for job in jobs:
-        role = roles.get(job.rule)
+        role = table[job.rule].role if job.rule in table else None
         if role is None:
             continue
         for path in job.inputs:
@@ -234,7 +235,7 @@ def check(jobs: list[Job], scenarios: dict, root: Path | None = None, results_di
             if layout.never_read.search(path):
                 problems.append(f"{where}: logs, benchmarks and checkpoints are never inputs")
                 continue
-            kind = _kind(path, producer.get(path))
+            kind = _kind(path, producer.get(path), table)
             if kind not in MAY_READ[role]:
                 made = f"{producer[path].rule}'s output" if path in producer else "no rule makes it"
                 problems.append(f"{where}: a {kind} file ({made})")

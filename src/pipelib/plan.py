@@ -221,7 +221,7 @@ def make_plan(jobs: list[tuple[str, dict]], config: dict, results_dir: str, core
     device = loop.pick_device(config["fedmd"]["device"])
     threads = config["fedmd"]["threads"]
     throughput = throughput or Throughput(device, threads)
-    stages: dict = {}
+    per_rule: dict = {}
     floor = 0.0
     for rule, wc in jobs:
         work = job_work(rule, wc, config, results_dir)
@@ -229,12 +229,12 @@ def make_plan(jobs: list[tuple[str, dict]], config: dict, results_dir: str, core
         if work is None or not work.passes:
             continue
         seconds = sum(n / throughput(arch, shape, batch) for (arch, shape, batch), n in work.passes.items())
-        entry = stages.setdefault(rule, [0, 0.0, 0.0, False])
+        entry = per_rule.setdefault(rule, [0, 0.0, 0.0, False])
         entry[0] += 1
         entry[1] += work.total
         entry[2] += seconds
         entry[3] |= work.estimated
-    return Plan(stages, device.type, loop.hardware(device), cores, threads, (len(jobs), floor))
+    return Plan(per_rule, device.type, loop.hardware(device), cores, threads, (len(jobs), floor))
 
 
 def cpu_too_long(plan: Plan, max_cpu_hours: float) -> bool:
