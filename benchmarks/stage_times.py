@@ -30,6 +30,14 @@ import sys
 import time
 from pathlib import Path
 
+from pipelib import plan
+from pipelib.boundary import parse_dry_run
+from pipelib.config import load, scenarios, validate
+from pipelib.io import read_json
+from pipelib.report.timings import stage_times
+from pipelib.stats import accuracy_interval
+from pipelib.train import loop
+
 ROOT = Path(__file__).resolve().parents[1]
 TARGETS = Path(__file__).with_name("stage_sample.txt")
 START = re.compile(r"^pipelib: start (\w+)((?: \w+=\S+)*) \(log: ")
@@ -80,8 +88,6 @@ def started_jobs(log: Path) -> list[tuple[str, dict]]:
 
 def reduced_jobs(tree: Path) -> list[tuple[str, dict]]:
     """(rule, wildcards) of every job of the reduced preset's ``rule all`` (a dry run in an empty folder)."""
-    from pipelib.boundary import parse_dry_run
-
     empty = tree.parent / "empty"
     empty.mkdir(exist_ok=True)
     cmd = [snakemake(), "-s", str(tree / "Snakefile"), "-d", str(empty), "-n", "--forceall"]
@@ -94,8 +100,6 @@ def reduced_jobs(tree: Path) -> list[tuple[str, dict]]:
 
 def planned_seconds(jobs, config: dict, results_dir: str, throughput) -> dict:
     """Planned training seconds per rule of ``jobs`` (rules without planned work are left out)."""
-    from pipelib import plan
-
     out: dict = {}
     for rule, wc in jobs:
         work = plan.job_work(rule, wc, config, results_dir)
@@ -106,11 +110,6 @@ def planned_seconds(jobs, config: dict, results_dir: str, throughput) -> dict:
 
 
 def report(work: Path, arms: list[str], results: Path) -> str:
-    from pipelib import plan
-    from pipelib.config import load, scenarios, validate
-    from pipelib.report.timings import stage_times
-    from pipelib.train import loop
-
     config = validate(load(ROOT / "config.yaml", ROOT / "presets/reduced.yaml"))
     config = {**config, "scenarios": scenarios(config)}
     throughput = plan.Throughput(loop.pick_device("cpu"), config["fedmd"]["threads"])
@@ -195,9 +194,6 @@ def report(work: Path, arms: list[str], results: Path) -> str:
 def accuracy_table(work: Path, arms: list[str], targets: list[str]) -> str:
     """The sampled training jobs' accuracies at each version, and the last against the first with the
     first's 95 % interval (Wilson, on its evaluation images): a precision change should stay inside it."""
-    from pipelib.io import read_json
-    from pipelib.stats import accuracy_interval
-
     first, last = arms[0], arms[-1]
     lines = [
         "| result | " + " | ".join(arms) + f" | {last} - {first} | 95 % interval of {first} |",
