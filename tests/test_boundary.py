@@ -91,6 +91,7 @@ def dag():
     r = "results/ldpdl/s/pm-eps5.0-q2-L4-aqs"
     soft = ["results/ldpdl/s/teachers-L4/teachers.npz", "results/ldpdl/s/teachers-L4/teachers.json"]
     pate_teachers = ["results/ldpdl/s/teachers-T2/teachers.npz", "results/ldpdl/s/teachers-T2/teachers.json"]
+    pt = "results/distill/s/pate-T2-q4"
     jobs += [
         Job(
             "ldpdl_teachers",
@@ -130,21 +131,45 @@ def dag():
             [f"{r}/iter-1/result.json", f"{r}/iter-1/next.npy"],
             {"scenario": "s", "iteration": "1"},
         ),
+        # PATE in the distillation stage: the teachers' votes (private) -> the curator -> the server
         Job(
-            "pate_curate",
+            "distill_votes",
             [*pate_teachers, "results/partitions/s/public.parquet"],
-            ["results/ldpdl/s/pate-eps5.0-T2/labels.json"],
-            {"scenario": "s"},
+            [f"{pt}/answers/teachers.npy"],
+            {"scenario": "s", "teacher": "pate-T2-q4"},
         ),
         Job(
-            "pate_student",
-            ["results/ldpdl/s/pate-eps5.0-T2/labels.json", "results/partitions/s/public.parquet"],
-            ["results/ldpdl/s/pate-eps5.0-T2/result.json"],
-            {"scenario": "s"},
+            "distill_curate",
+            [f"{pt}/answers/teachers.npy", pate_teachers[1]],
+            [f"{pt}/gnmax-eps5.0/release/curated.npy", f"{pt}/gnmax-eps5.0/release/curated.guarantee.json"],
+            {"scenario": "s", "teacher": "pate-T2-q4"},
+        ),
+        Job(
+            "distill_aggregate",
+            [f"{pt}/gnmax-eps5.0/release/curated.npy", f"{pt}/gnmax-eps5.0/release/curated.guarantee.json"],
+            [f"{pt}/gnmax-eps5.0/counts.npy", f"{pt}/gnmax-eps5.0/aggregate.json"],
+            {"scenario": "s", "teacher": "pate-T2-q4"},
+        ),
+        Job(
+            "distill_label",
+            [f"{pt}/gnmax-eps5.0/counts.npy", "results/partitions/s/public.parquet"],
+            [f"{pt}/gnmax-eps5.0/labels.parquet"],
+            {"scenario": "s", "teacher": "pate-T2-q4"},
+        ),
+        Job(
+            "distill_student",
+            [
+                f"{pt}/gnmax-eps5.0/labels.parquet",
+                f"{pt}/gnmax-eps5.0/aggregate.json",
+                f"{pt}/gnmax-eps5.0/release/curated.guarantee.json",
+                "results/partitions/s/public.parquet",
+            ],
+            [f"{pt}/gnmax-eps5.0/result.json"],
+            {"scenario": "s", "teacher": "pate-T2-q4"},
         ),
         Job(
             "table_ldpdl",
-            [f"{r}/iter-1/result.json", "results/ldpdl/s/pate-eps5.0-T2/result.json"],
+            [f"{r}/iter-1/result.json", f"{pt}/gnmax-eps5.0/result.json"],
             ["results/table_ldpdl.csv"],
             {},
         ),
@@ -241,10 +266,14 @@ def test_a_dag_that_keeps_the_boundary_passes():
         ("ldpdl_teachers", "results/represent/s/hog/party-1.npy", None, "a private file"),
         ("ldpdl_teachers", "results/ldpdl/s/pm-eps5.0-q2-L4-aqs/iter-1/answers.npy", None, "a release file"),
         ("ldpdl_student", "results/ldpdl/s/teachers-L4/teachers.npz", None, "a private file"),
-        ("pate_student", "results/ldpdl/s/teachers-T2/teachers.npz", None, "a private file"),
+        ("distill_student", "results/ldpdl/s/teachers-T2/teachers.npz", None, "a private file"),
+        # PATE: the teachers' raw votes go to the curator only, never to the server
+        ("distill_aggregate", "results/distill/s/pate-T2-q4/answers/teachers.npy", None, "a private file"),
+        ("distill_label", "results/distill/s/pate-T2-q4/answers/teachers.npy", None, "a private file"),
+        ("distill_votes", "results/partitions/s/party-0.parquet", None, "private records"),
         ("ldpdl_release", "results/represent/s/hog/party-0.npy", None, "not of ldpdl_teachers"),
         ("ldpdl_release", "results/partitions/s/party-0.parquet", None, "private records"),
-        ("pate_curate", "results/partitions/s/party-0.parquet", None, "private records"),
+        ("distill_curate", "results/partitions/s/party-0.parquet", None, "private records"),
         ("ldpdl_plan", "results/ldpdl/s/teachers-L4/teachers.npz", None, "a private file"),
         # LDP-FL: the reports read the runs' results, never the clients' records or a run's checkpoint
         ("table_ldpfl", "results/partitions/s/assignment.parquet", None, "private records"),

@@ -4,7 +4,21 @@ import re
 
 import pytest
 
-from pipelib.runs import FEDMD_RUN, LDPDL_RUN, LDPFL_RUN, PATE_RUN, FedmdRun, LdpdlRun, LdpflRun, PateRun, student_run
+from pipelib.runs import (
+    FEDMD_RUN,
+    LDPDL_RUN,
+    LDPFL_RUN,
+    PATE_RUN,
+    TEACHER_RUN,
+    FedmdRun,
+    LdpdlRun,
+    LdpflRun,
+    PateRun,
+    PateTeachers,
+    RknnRun,
+    student_run,
+    teacher_run,
+)
 
 
 @pytest.mark.parametrize(
@@ -62,8 +76,8 @@ def test_a_bad_ldpfl_run_name_is_refused_with_the_grammar(name):
 
 
 def test_ldpdl_and_pate_run_folders_parse_and_format_back():
-    ldpdl, pate = LdpdlRun("pm", 5, 30, "L10000", "aqs"), PateRun(8, "T250")
-    assert ldpdl.name == "pm-eps5.0-q30-L10000-aqs" and pate.name == "pate-eps8.0-T250"
+    ldpdl, pate = LdpdlRun("pm", 5, 30, "L10000", "aqs"), PateRun(8, "T250", 1000)
+    assert ldpdl.name == "pm-eps5.0-q30-L10000-aqs" and pate.name == "pate-eps8.0-T250-q1000"
     assert student_run(ldpdl.name) == ldpdl and student_run(pate.name) == pate
     assert student_run("laplacebox-eps0.5-q10-parties-random") == LdpdlRun("laplacebox", 0.5, 10, "parties", "random")
     assert (ldpdl.method, pate.method) == ("LDP-DL", "PATE")
@@ -72,7 +86,26 @@ def test_ldpdl_and_pate_run_folders_parse_and_format_back():
     assert re.fullmatch(LDPDL_RUN.pattern, ldpdl.name) and re.fullmatch(PATE_RUN.pattern, pate.name)
 
 
-@pytest.mark.parametrize("name", ["pm-eps5.0-q30-L10000", "gauss-eps1.0-q3-parties-aqs", "pate-eps1.0", "pm"])
+def test_a_pate_run_is_a_distillation_teacher_and_mechanism():
+    pate = PateRun(8, "parties", 40)
+    assert (str(pate.teachers), pate.mechanism) == ("pate-parties-q40", "gnmax-eps8.0")
+    assert PateRun.of({"scenario": "s", "teacher": "pate-parties-q40", "mech": "gnmax-eps8.0"}) == pate
+    assert PateRun.of({"teacher": "pate-parties-q40", "cmech": "gnmax-eps8.0"}) == pate
+    assert PateTeachers.parse("pate-T250-q1000") == PateTeachers("T250", 1000)
+    assert teacher_run("pate-T8-q40") == PateTeachers("T8", 40) and teacher_run("rknn-hog-s20-k1") == RknnRun(
+        "hog", 20, 1
+    )
+    assert re.fullmatch(TEACHER_RUN.pattern, "pate-T8-q40") and re.fullmatch(TEACHER_RUN.pattern, "rknn-hog-s20-k1")
+    assert not re.fullmatch(TEACHER_RUN.pattern, "pate-L8-q40")  # PATE's teachers are disjoint: T<n> or parties
+    with pytest.raises(ValueError, match="pate-<T<n>|parties>-q<queries>"):
+        PateTeachers.parse("pate-T8")
+    with pytest.raises(ValueError, match="not gnmax"):
+        PateRun.of({"teacher": "pate-T8-q40", "mech": "laplace-eps1.0"})
+
+
+@pytest.mark.parametrize(
+    "name", ["pm-eps5.0-q30-L10000", "gauss-eps1.0-q3-parties-aqs", "pate-eps1.0", "pate-eps1.0-T8", "pm"]
+)
 def test_a_bad_ldpdl_or_pate_run_folder_is_refused_with_both_grammars(name):
-    with pytest.raises(ValueError, match="expected <mechanism>-eps<e>-q<N_Q>.* or pate-eps<e>-<teachers>"):
+    with pytest.raises(ValueError, match="expected <mechanism>-eps<e>-q<N_Q>.* or pate-eps<e>-<teachers>-q<queries>"):
         student_run(name)

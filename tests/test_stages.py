@@ -16,6 +16,7 @@ from pipelib.boundary import Job as DagJob
 from pipelib.config import load, scenarios, validate
 from pipelib.job import Job
 from pipelib.privacy import registry
+from pipelib.runs import DistillRun, PateRun, RknnRun
 from pipelib.schema import RESULT_COLUMNS, result_row
 
 REPO = Path(__file__).resolve().parents[1]
@@ -199,17 +200,20 @@ def test_the_planned_work_of_the_workflows_stages_is_unchanged(tmp_path):
             {"ldmech": "pm", "eps": "5.0", "nq": "30", "design": "L2000", "qs": "aqs", "iteration": "5"},
             None,
         ),
-        ("pate_student", {"scenario": "s", "eps": "8.0", "design": "T250"}, "pate-eps8.0-T250"),
+        (
+            "distill_student",
+            {"scenario": "s", "teacher": "pate-T250-q1000", "mech": "gnmax-eps8.0"},
+            "pate-eps8.0-T250-q1000",
+        ),
         ("dpsgd", {"scenario": "s", "arch": "cnn2-32-64-d0.2", "eps": "8.0"}, "cnn2-32-64-d0.2/eps8.0"),
     ],
 )
 def test_a_jobs_run_record_is_parsed_from_its_wildcards_and_names_its_folder(rule, wildcards, name):
     run = stages.run_of(rule, wildcards)
-    assert (
-        run is not None
-        and type(run)
-        is stages.METHODS[next(m for m, meth in stages.METHODS.items() if any(s.rule == rule for s in meth.stages))].run
-    )
+    record = stages.METHODS[next(m for m, meth in stages.METHODS.items() if any(s.rule == rule for s in meth.stages))]
+    # the distillation stage's record reads reverse k-NN's teacher or PATE's run from the teacher wildcard
+    assert run is not None and (type(run) is record.run or record.run is DistillRun)
+    assert record.run is not DistillRun or type(run) is (PateRun if name else RknnRun)
     folder = {"ldpfl": "flmech", "distill_student": "teacher"}.get(rule)
     expected = name or (wildcards[folder] if folder else "pm-eps5.0-q30-L2000-aqs")
     assert run.name == expected

@@ -540,7 +540,6 @@ RELEASE_FIELDS = {
     "distill_curate": {"scenario", "teacher", "cmech"},
     "fedmd": {"scenario", "answer", "run", "party"},
     "ldpdl_release": {"scenario", "ldmech", "eps", "nq", "design", "qs", "iteration", "owner"},
-    "pate_curate": {"scenario", "eps", "design"},
     "ldpfl": {"scenario", "flmech", "frac", "rounds", "client"},  # each round's draw adds the round
     "dpsgd": {"scenario", "arch", "eps"},  # its two draws (sampling, noise) add which one
 }

@@ -6,10 +6,12 @@ Roles:
 =========== ===========================================================================================
 dealer      sets the experiment up: raw files, partitions, each party's table
 party       one party's job: its own table and what it derived from it; nothing of another party
-curator     the trusted curator of a central mechanism: the parties' raw answers in, a privatized sum out
+curator     the trusted curator of a central mechanism: the raw answers in, a privatized sum out
 owners      every owner's local sanitizer of one LDP-DL iteration in one job (a job per owner and
             iteration would be thousands): each owner's answers come from its own files only (in code,
-            :func:`pipelib.methods.ldpdl.release`); only sanitized answers come out
+            :func:`pipelib.methods.ldpdl.release`); only sanitized answers come out.  PATE's teachers'
+            votes (rule distill_votes, :func:`pipelib.methods.ldpdl.teacher_votes`) likewise, but raw:
+            private, for the curator only
 public      public data only (pre-training, encoders, public embeddings, clustering)
 server      public data and privatized releases only
 federation  a FedMD row or an LDP-FL run: all parties (clients), the shuffler and the server in one job,
@@ -62,10 +64,11 @@ MAY_READ = {
     "audit": {"source", "data", "private", "public", "release", "result", "summary", "canary"},
 }
 CANARIES = re.compile(r"/canaries\.parquet$")  # a dealer's canary list: the audit's secret
-# The teachers' job fits every owner's teacher on that owner's records only (pipelib.methods.ldpdl.fit_heads,
-# tested); the owners' job answers, each owner from its own teacher.  The teachers stay private: the only
-# private files the owners' and the curator's jobs may read are those teachers.
-PRIVATE_FROM = {"owners": ("ldpdl_teachers",), "curator": ("ldpdl_teachers", "distill_answers")}
+# The teachers' job fits every owner's teacher on that owner's records only (pipelib.methods.teachers.fit_heads,
+# tested); the owners' jobs answer, each owner from its own teacher (LDP-DL's sanitized answers; PATE's raw
+# votes, rule distill_votes, private: for the curator only).  The teachers stay private: the only private
+# files the owners' jobs may read are those teachers, and the curator's the teachers' summary and raw answers.
+PRIVATE_FROM = {"owners": ("ldpdl_teachers",), "curator": ("ldpdl_teachers", "distill_answers", "distill_votes")}
 # roles whose data tables must hold no private row (the owners and the curator read the public table only)
 ROW_CHECKED = {"public", "server", "report", "owners", "curator"}
 PARTY = re.compile(r"party-(\d+)")

@@ -32,7 +32,7 @@ from .config import (
 from .config import encoder_settings as resolved_encoder
 from .config import ldpfl_dataset as ldpfl_dataset_of
 from .data import ingest as raw
-from .runs import DpsgdRun, FedmdRun, LdpdlRun, LdpflRun, PateRun, RknnRun, student_run
+from .runs import DpsgdRun, FedmdRun, LdpdlRun, LdpflRun, PateRun, PateTeachers, RknnRun, student_run, teacher_run
 
 
 class DesignError(ValueError):
@@ -78,8 +78,26 @@ class Design:
         self.P002, self.P003 = config["paper002"], config["paper003"]
         self.TABLE2 = selected(config, "table2")
         self.AUDIT_SCENARIOS = [name for name, sc in self.SCENARIOS.items() if "audit" in sc]
-        # per teacher kind: its party inputs, its label inputs, and the config section of its student
-        self.TEACHERS = {"rknn": (self.rknn_party_inputs, self.rknn_label_inputs, self.RKNN)}
+        # PATE's student, device and delta: LDP-DL's (paper 004 compares them on the same student)
+        keys = ("student", "loss", "device", "precision", "threads", "runtime")
+        self.PATE = {**{k: self.LDPDL[k] for k in keys}, "delta": self.LDPDL["pate_delta"]}
+        # per teacher kind: what its answering job, the curator, the server's labeling and its student read
+        # (beyond the rules' own inputs), and the config section of its student and curator
+        self.TEACHERS = {
+            "rknn": {
+                "answers": self.rknn_party_inputs,
+                "curate": self.rknn_curate_inputs,
+                "label": self.rknn_label_inputs,
+                "student": lambda wc: {},
+                "settings": self.RKNN,
+            },
+            "pate": {
+                "curate": self.pate_curate_inputs,
+                "label": self.public_inputs,
+                "student": self.pate_student_inputs,
+                "settings": self.PATE,
+            },
+        }
         self.FIGURES = self.paper_figures()
 
     def seed_of(self, scenario):
@@ -329,8 +347,30 @@ class Design:
         encoder, s, _ = self.rknn_teacher(wc.teacher)
         return {"assign_path": f"{self.represent_dir(self.public_side(wc.scenario), encoder)}/s{s}/assign.parquet"}
 
+    def rknn_curate_inputs(self, wc):
+        """The curator of a reverse k-NN release reads every party's raw answers."""
+        d = self.distill_dir(wc.scenario, wc.teacher)
+        return {"answers": [f"{d}/answers/party-{i}.npy" for i in self.party_ids(wc.scenario)]}
+
+    def pate_votes_inputs(self, wc):
+        """PATE's teachers' job reads the teachers (rule ldpdl_teachers) and the public pool."""
+        return {**self.teachers_files(wc.scenario, PateTeachers.of(wc).design), **self.public_inputs(wc)}
+
+    def pate_curate_inputs(self, wc):
+        """PATE's curator reads the teachers' votes and their summary (the pool's size, the teachers)."""
+        teachers = self.teachers_files(wc.scenario, PateTeachers.of(wc).design)
+        return {
+            "answers": [f"{self.distill_dir(wc.scenario, wc.teacher)}/answers/teachers.npy"],
+            "teachers_info": teachers["teachers_info"],
+        }
+
+    def pate_student_inputs(self, wc):
+        """PATE's student reads the curator's release record (sigma, the teachers, the pool's size)."""
+        return {"guarantee": f"{self.distill_dir(wc.scenario, wc.teacher, wc.mech)}/release/curated.guarantee.json"}
+
     def teacher_kind(self, wc):
-        return self.TEACHERS[wc.teacher.split("-", 1)[0]]
+        """The TEACHERS entry of a distillation job's ``teacher`` wildcard."""
+        return self.TEACHERS[teacher_run(wc.teacher).kind]
 
     def distill_dir(self, scenario, teacher, mech=None):
         d = self.res(f"distill/{scenario}/{teacher}")
@@ -377,7 +417,7 @@ class Design:
     def release_files(self):
         """Every file in which privatizing jobs recorded the guarantees of their releases: the NFDP samples
         of the config's scenarios and of every FedMD-NFDP row (their per-sample ledgers), FedMD-LDP rows'
-        answers, every distillation row's local releases or curated sum, LDP-DL's answers and PATE's labels,
+        answers, every distillation row's local releases or curated sum (PATE's labels among them), LDP-DL's answers,
         and every LDP-FL run's per-client records."""
         samples = self.nfdp_samples()
         files = []
@@ -398,8 +438,6 @@ class Design:
                     else ["release/curated"]
                 )
                 files += [f"{Path(path).parent}/{n}.guarantee.json" for n in names]
-            elif parts[0] == "ldpdl" and isinstance(student_run(parts[2]), PateRun):
-                files.append(f"{Path(path).parent}/labels.guarantee.json")
             elif parts[0] == "ldpdl":
                 files += self.ldpdl_release_guarantees(path)
             elif parts[0] in ("ldpfl", "dpsgd"):
@@ -609,6 +647,12 @@ class Design:
             return "parties"
         return f"L{o['count'] if owners is None else owners}"
 
+    def pate_run(self, eps, design=None):
+        """The PATE run at ``eps`` over ``design``'s teachers (default ldpdl.pate.teachers), each voting on
+        the S x T queries LDP-DL's runs make."""
+        queries = self.LDPDL["queries_per_iteration"] * self.LDPDL["iterations"]
+        return PateRun(float(eps), design or self.pate_design(), queries)
+
     def pate_design(self):
         """PATE's teachers: ``T<n>`` disjoint shards of the pool (ldpdl.pate.teachers) or ``parties``."""
         t = self.LDPDL["pate"]["teachers"]
@@ -636,7 +680,8 @@ class Design:
         return [f"{run}/iter-{t}/answers.guarantee.json" for t in range(1, last + 1)]
 
     def pate_result(self, scenario, eps, design=None):
-        return self.res(f"ldpdl/{scenario}/{PateRun(eps, design or self.pate_design())}/result.json")
+        run = self.pate_run(eps, design)
+        return f"{self.distill_dir(scenario, run.teachers, run.mechanism)}/result.json"
 
     def teachers_files(self, scenario, design):
         """The owners' teachers of a design (for the owners' and the curator's jobs only) and their summary."""
@@ -964,7 +1009,7 @@ class Design:
             scenario = audit_variant(self.config, row["scenario"], row["mechanism"])
             eps = float(row["epsilon"])
             run = (  # audits run on the scenario's parties: owner 0 is party 0, which holds the canaries
-                PateRun(eps, "parties")
+                self.pate_run(eps, "parties")
                 if row["mechanism"] == "pate"
                 else LdpdlRun(row["mechanism"], eps, self.LDPDL["per_query"], "parties", "aqs")
             )
@@ -984,7 +1029,8 @@ class Design:
         if run.design != "parties" or getattr(run, "sampling", "aqs") != "aqs":
             raise ValueError(f"audit of {wc.run!r}: audits cover runs on the scenario's parties (with AQS) only")
         if isinstance(run, PateRun):
-            last, claim = d, f"{d}/labels.guarantee.json"
+            last = self.distill_dir(wc.scenario, run.teachers, run.mechanism)
+            claim = f"{last}/release/curated.guarantee.json"
         else:
             last = f"{d}/iter-{self.ldpdl_shape('aqs')[1]}"
             claim = f"{last}/owners.csv"

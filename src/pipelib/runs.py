@@ -4,11 +4,13 @@ A FedMD row's run name (the ``run`` wildcard of rules fedmd, fedmd_budget, audit
 ``nfdp-<sampling>-k<k>`` or ``ldp-<sampling>-k<k>`` (FedMD-LDP calibrated to the NFDP row of that sampling
 and k).  An LDP-FL run's name (the ``flmech`` wildcard of rules ldpfl, audit_ldpfl) is ``none`` (noise-free
 federated averaging), ``twopoint-eps<e>-adaptive`` or ``twopoint-eps<e>-c<c>-r<r>`` (a fixed range).  An
-LDP-DL run's folder is ``<mechanism>-eps<e>-q<N_Q>-<owners>-<aqs|random>`` and a PATE run's
-``pate-eps<e>-<teachers>`` (``<owners>``: ``L<count>`` overlapping owners or ``parties``; ``<teachers>``:
-``T<count>`` disjoint shards or ``parties``).  :class:`FedmdRun`, :class:`LdpflRun`, :class:`LdpdlRun` and
-:class:`PateRun` parse and format them, and so does :class:`RknnRun` for a reverse k-NN teacher
-(``rknn-<encoder>-s<s>-k<k>``, the ``teacher`` wildcard of the distillation rules); every other module
+LDP-DL run's folder is ``<mechanism>-eps<e>-q<N_Q>-<owners>-<aqs|random>`` (``<owners>``: ``L<count>``
+overlapping owners or ``parties``).  A PATE run lives in the distillation stage: teacher
+``pate-<teachers>-q<queries>`` (``<teachers>``: ``T<count>`` disjoint shards or ``parties``), mechanism
+``gnmax-eps<e>``; its flat name ``pate-eps<e>-<teachers>-q<queries>`` names its audit.  :class:`FedmdRun`,
+:class:`LdpflRun`, :class:`LdpdlRun`, :class:`PateRun` and :class:`PateTeachers` parse and format them, and
+so does :class:`RknnRun` for a reverse k-NN teacher (``rknn-<encoder>-s<s>-k<k>``; both teachers make the
+``teacher`` wildcard of the distillation rules, :data:`TEACHER_RUN`); every other module
 asks them instead of splitting strings, and the rules take their wildcard constraints from here.  Each
 record's ``of(wildcards)`` reads a job's run from its wildcards (:func:`pipelib.stages.run_of`).
 """
@@ -149,7 +151,7 @@ class LdpflRun:
 
 
 _RKNN_PARTS = re.compile(r"rknn-(?P<encoder>[a-z][a-z0-9_]*)-s(?P<s>[1-9][0-9]*)-k(?P<k>[1-9][0-9]*)")
-RKNN_RUN = re.compile(_unnamed(_RKNN_PARTS))  # the ``teacher`` wildcard's constraint
+RKNN_RUN = re.compile(_unnamed(_RKNN_PARTS))  # a reverse k-NN teacher in the ``teacher`` wildcard
 
 
 @dataclass(frozen=True)
@@ -212,7 +214,46 @@ _DESIGN = r"L[1-9][0-9]*|T[1-9][0-9]*|parties"
 LDPDL_RUN = re.compile(
     rf"(?:{'|'.join(SOFT_LABEL_MECHANISMS)})-eps[0-9.]+-q[1-9][0-9]*-(?:{_DESIGN})-(?:aqs|random)"
 )  # an LDP-DL run's folder
-PATE_RUN = re.compile(rf"pate-eps[0-9.]+-(?:{_DESIGN})")  # a PATE run's folder
+_PATE_DESIGN = r"T[1-9][0-9]*|parties"  # PATE's teachers are disjoint: shards of the pool, or the parties
+_PATE_PARTS = re.compile(rf"pate-eps(?P<eps>[0-9.]+)-(?P<design>{_PATE_DESIGN})-q(?P<queries>[1-9][0-9]*)")
+PATE_RUN = re.compile(_unnamed(_PATE_PARTS))  # a PATE run's name (its audit's folder)
+_PATE_TEACHERS = re.compile(rf"pate-(?P<design>{_PATE_DESIGN})-q(?P<queries>[1-9][0-9]*)")
+PATE_TEACHERS = re.compile(_unnamed(_PATE_TEACHERS))  # PATE's teachers in the ``teacher`` wildcard
+TEACHER_RUN = re.compile(f"{RKNN_RUN.pattern}|{PATE_TEACHERS.pattern}")  # the ``teacher`` wildcard's constraint
+
+
+@dataclass(frozen=True)
+class PateTeachers:
+    """PATE's teachers as a teacher of the distillation stage: the teachers of ``design`` (``T<n>`` disjoint
+    shards of the pool, or ``parties``), each voting on the same ``queries`` public samples; name
+    ``pate-<design>-q<queries>``."""
+
+    design: str
+    queries: int
+
+    kind = "pate"
+
+    @classmethod
+    def parse(cls, name: str):
+        """The teachers a name stands for; ValueError naming the grammar for anything else."""
+        m = _PATE_TEACHERS.fullmatch(name)
+        if not m:
+            raise ValueError(f"bad PATE teacher {name!r}; expected pate-<T<n>|parties>-q<queries>")
+        return cls(m["design"], int(m["queries"]))
+
+    @classmethod
+    def of(cls, wildcards):
+        """The teachers of a job's wildcards (``teacher``)."""
+        return cls.parse(wildcards["teacher"])
+
+    @property
+    def name(self) -> str:
+        return f"pate-{self.design}-q{int(self.queries)}"
+
+    spec = name
+
+    def __str__(self) -> str:
+        return self.name
 
 
 @dataclass(frozen=True)
@@ -244,35 +285,69 @@ class LdpdlRun:
 
 @dataclass(frozen=True)
 class PateRun:
-    """One PATE run: the curator's GNMax at total ``epsilon`` over the teachers of ``design``."""
+    """One PATE run: the curator's GNMax at total ``epsilon`` over the teachers of ``design``, each voting on
+    ``queries`` public samples.  It runs in the distillation stage: teacher ``pate-<design>-q<queries>``
+    (:class:`PateTeachers`), mechanism ``gnmax-eps<e>``; its flat name ``pate-eps<e>-<design>-q<queries>``
+    names its audit."""
 
     epsilon: float
     design: str
+    queries: int
 
     method = "PATE"
 
     @classmethod
     def of(cls, wildcards) -> PateRun:
-        """The run of a job's wildcards (eps, design)."""
-        return cls(float(wildcards["eps"]), wildcards["design"])
+        """The run of a distillation job's wildcards (teacher, and mech or cmech)."""
+        teachers = PateTeachers.of(wildcards)
+        mech = wildcards["mech"] if "mech" in wildcards else wildcards["cmech"]
+        if not mech.startswith("gnmax-eps"):
+            raise ValueError(f"PATE run: mechanism {mech!r} is not gnmax-eps<e>")
+        return cls(float(mech[len("gnmax-eps") :]), teachers.design, teachers.queries)
+
+    @property
+    def teachers(self) -> PateTeachers:
+        return PateTeachers(self.design, int(self.queries))
+
+    @property
+    def mechanism(self) -> str:
+        """The curator's mechanism (registry spec and folder): ``gnmax-eps<e>``."""
+        return f"gnmax-eps{float(self.epsilon)!r}"
 
     @property
     def name(self) -> str:
-        return f"pate-eps{float(self.epsilon)!r}-{self.design}"
+        return f"pate-eps{float(self.epsilon)!r}-{self.design}-q{int(self.queries)}"
 
     def __str__(self) -> str:
         return self.name
 
 
+def teacher_run(name: str) -> RknnRun | PateTeachers:
+    """The distillation teacher a ``teacher`` wildcard names (reverse k-NN or PATE's teachers)."""
+    return (PateTeachers if name.startswith("pate-") else RknnRun).parse(name)
+
+
+class DistillRun:
+    """The run of a distillation-stage job: a reverse k-NN teacher, or a PATE run (:func:`run_of` of
+    :mod:`pipelib.stages` asks ``of``)."""
+
+    @staticmethod
+    def of(wildcards) -> RknnRun | PateRun:
+        if wildcards["teacher"].startswith("pate-"):
+            return PateRun.of(wildcards)
+        return RknnRun.of(wildcards)
+
+
 def student_run(name: str) -> LdpdlRun | PateRun:
-    """The LDP-DL or PATE run a folder name stands for; ValueError naming both grammars for anything else."""
-    if PATE_RUN.fullmatch(name):
-        _, eps, design = name.split("-", 2)
-        return PateRun(float(eps[3:]), design)
+    """The LDP-DL or PATE run a name stands for; ValueError naming both grammars for anything else."""
+    m = _PATE_PARTS.fullmatch(name)
+    if m:
+        return PateRun(float(m["eps"]), m["design"], int(m["queries"]))
     if LDPDL_RUN.fullmatch(name):
         mech, eps, nq, rest = name.split("-", 3)
         design, sampling = rest.rsplit("-", 1)
         return LdpdlRun(mech, float(eps[3:]), int(nq[1:]), design, sampling)
     raise ValueError(
-        f"LDP-DL/PATE run {name!r}: expected <mechanism>-eps<e>-q<N_Q>-<owners>-<aqs|random> or pate-eps<e>-<teachers>"
+        f"LDP-DL/PATE run {name!r}: expected <mechanism>-eps<e>-q<N_Q>-<owners>-<aqs|random> or "
+        "pate-eps<e>-<teachers>-q<queries>"
     )

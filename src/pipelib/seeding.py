@@ -55,3 +55,11 @@ def release_rng(seed: int, randomness: str, rule: str, release: dict) -> np.rand
 def release_torch_seed(seed: int, randomness: str, rule: str, release: dict) -> int:
     """A 63-bit torch seed drawn from :func:`release_rng` (for noise generated with torch)."""
     return int(release_rng(seed, randomness, rule, release).integers(2**63 - 1))
+
+
+def random_queries(available: np.ndarray, s: int, generator: np.random.Generator) -> np.ndarray:
+    """``s`` samples of ``available`` uniformly at random without replacement; sorted."""
+    available = np.sort(np.asarray(available))
+    if s > len(available):
+        raise ValueError(f"asked for {s} queries but only {len(available)} public samples are left")
+    return np.sort(generator.choice(available, size=s, replace=False))

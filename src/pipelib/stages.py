@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import work
-from .runs import DpsgdRun, FedmdRun, LdpdlRun, LdpflRun, PateRun, RknnRun
+from .runs import DistillRun, DpsgdRun, FedmdRun, LdpdlRun, LdpflRun, PateRun, RknnRun
 
 ROLE_NAMES = (
     "dealer",
@@ -120,17 +120,23 @@ for _m in (
     ),
     Method("centralized", None, (Stage("centralized", "baseline", work.centralized, private=r"/model\.pt$"),)),
     Method("dpsgd", DpsgdRun, (Stage("dpsgd", "baseline", work.dpsgd),)),
-    Method(
-        "rknn",
-        RknnRun,
+    Method(  # the distillation stage: reverse k-NN's and PATE's runs (pipelib.methods.distill)
+        "distill",
+        DistillRun,
         (
-            Stage("embed_party", "party"),
             Stage("distill_answers", "party"),
             Stage("distill_release", "party", releases=r"."),
             Stage("distill_curate", "curator"),
             Stage("distill_aggregate", "server"),
             Stage("distill_label", "server"),
-            Stage("distill_student", "server", work.rknn_student),
+            Stage("distill_student", "server", work.distill_student),
+        ),
+    ),
+    Method(
+        "rknn",
+        RknnRun,
+        (
+            Stage("embed_party", "party"),
             *_report("table_rknn", "figure_p003_queries_and_neighbours", "figure_p003_local_dp"),
         ),
     ),
@@ -145,7 +151,8 @@ for _m in (
             *_report("table_ldpdl", "figure_p004"),
         ),
     ),
-    Method("pate", PateRun, (Stage("pate_curate", "curator"), Stage("pate_student", "server", work.ldpdl_student))),
+    # PATE's teachers (rule ldpdl_teachers) vote in one job, their votes private (for the curator only)
+    Method("pate", PateRun, (Stage("distill_votes", "owners", private_source=True),)),
     Method("ldpfl", LdpflRun, (Stage("ldpfl", "federation", work.ldpfl), *_report("table_ldpfl", "figure_p001"))),
     Method(
         "audit",

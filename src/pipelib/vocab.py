@@ -21,15 +21,18 @@ ANSWERS = ("logits", "softmax", "argmax")
 FEDMD_KINDS = ("np", "nfdp", "ldp")
 
 # Distillation-stage mechanisms: central ones run in the curator's job, local ones in each party's job.
-CENTRAL_MECHANISMS = ("none", "laplace")
+# gnmax (Gaussian noise on the vote counts, only their argmax released) is PATE's curator; the reverse
+# k-NN rows take the others (RKNN_MECHANISMS).
+CENTRAL_MECHANISMS = ("none", "laplace", "gnmax")
 LOCAL_MECHANISMS = ("rr", "collision")
 MECHANISMS = CENTRAL_MECHANISMS + LOCAL_MECHANISMS
+RKNN_MECHANISMS = tuple(m for m in MECHANISMS if m != "gnmax")
 # LDP-DL (paper 004): each data owner's sanitizer of its teacher's soft label.
 SOFT_LABEL_MECHANISMS = ("pm", "duchi", "laplacebox")
 # LDP-FL (paper 001): a federated client's perturbation of the weights it uploads.
 WEIGHT_MECHANISMS = ("twopoint",)
 # Distillation-stage teachers (what a party answers) and representation encoders.
-TEACHERS = ("rknn",)
+TEACHERS = ("rknn", "pate")
 ENCODER_KINDS = ("hog", "simclr", "umap", "scan")
 
 _W = r"-[1-9][0-9]*"

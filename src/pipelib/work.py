@@ -188,6 +188,11 @@ def rknn_student(wc: dict, sizes: Sizes) -> Work:
     return w
 
 
+def distill_student(wc: dict, sizes: Sizes) -> Work:
+    """The distillation stage's student: reverse k-NN's, or PATE's (LDP-DL's student on S x T queries)."""
+    return (ldpdl_student if wc["teacher"].startswith("pate-") else rknn_student)(wc, sizes)
+
+
 def ldpdl_student(wc: dict, sizes: Sizes) -> Work:
     """An LDP-DL (or PATE) student: an AQS iteration t trains on t x S queries and scores the public pool
     for the next; a run without AQS (and PATE) trains on all S x T at once."""

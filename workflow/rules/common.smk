@@ -18,8 +18,8 @@ from pipelib.design import Design, DesignError
 from pipelib import integrity
 from pipelib.plan import check_sizes
 from pipelib.provenance import code_digest
-from pipelib.runs import FEDMD_RUN, LDPDL_RUN, LDPFL_RUN, PATE_RUN, RKNN_RUN
-from pipelib.runs import FedmdRun, student_run
+from pipelib.runs import FEDMD_RUN, LDPDL_RUN, LDPFL_RUN, PATE_RUN
+from pipelib.runs import PATE_TEACHERS, TEACHER_RUN, FedmdRun, student_run
 
 try:
     validate(config)
@@ -60,7 +60,7 @@ wildcard_constraints:
     run=FEDMD_RUN.pattern,
     encoder=alternatives(RKNN["encoders"]) or "NO_ENCODER",
     s="[1-9][0-9]*",
-    teacher=RKNN_RUN.pattern,
+    teacher=TEACHER_RUN.pattern,
     mech="none|(" + alternatives(NOISY) + f")-eps{EPS}",
     cmech="none|("
     + alternatives([m for m in vocab.CENTRAL_MECHANISMS if m != "none"])

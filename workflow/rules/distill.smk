@@ -1,7 +1,7 @@
-# The distillation stage (reverse k-NN; LDP-DL and PATE run their own rules in ldpdl.smk, not this stage yet:
-# docs/development.md "Adding a teacher-based method"): a party's teacher
-# answers -> privatized (local: in the party's job; central: by the trusted curator) -> aggregated by
-# the server from privatized releases only -> labels for the public set -> a student -> a result row.
+# The distillation stage (reverse k-NN and PATE; LDP-DL's active sampling runs its own rules in ldpdl.smk:
+# docs/development.md "Adding a method"): a party's teacher answers (PATE: every teacher's votes in one
+# job) -> privatized (local: in the party's job; central: by the trusted curator) -> aggregated by the
+# server from privatized releases only -> labels for the public set -> a student -> a result row.
 # Paths: results/distill/{scenario}/{teacher}/{mech}/..., teacher = <kind>-<its parameters>.
 
 
@@ -11,7 +11,7 @@ rule distill_answers:
         unpack(
             lambda wc: {
                 "party": party_table(wc.scenario, wc.party),
-                **teacher_kind(wc)[0](wc),
+                **teacher_kind(wc)["answers"](wc),
             }
         ),
     output:
@@ -37,7 +37,7 @@ rule distill_release:
         unpack(
             lambda wc: {
                 "party": party_table(wc.scenario, wc.party),
-                **teacher_kind(wc)[0](wc),
+                **teacher_kind(wc)["answers"](wc),
             }
         ),
     output:
@@ -63,12 +63,35 @@ rule distill_release:
         "../scripts/distill_release.py"
 
 
+rule distill_votes:
+    input:
+        # every PATE teacher votes with its own model only (pipelib.methods.pate.teacher_votes)
+        unpack(pate_votes_inputs),
+    output:
+        answers=res("distill/{scenario}/{teacher}/answers/teachers.npy"),
+    log:
+        res("logs/distill_votes/{scenario}/{teacher}.log"),
+    benchmark:
+        res("benchmarks/distill_votes/{scenario}/{teacher}.tsv")
+    wildcard_constraints:
+        teacher=PATE_TEACHERS.pattern,
+    conda:
+        "../envs/pipelib.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=10,
+    params:
+        code=code("distill_votes.py"),
+        settings=lambda wc: teacher_settings(wc.scenario),
+        seed=lambda wc: seed_of(wc.scenario),
+    script:
+        "../scripts/distill_votes.py"
+
+
 rule distill_curate:
     input:
-        answers=lambda wc: [
-            f"{distill_dir(wc.scenario, wc.teacher)}/answers/party-{i}.npy"
-            for i in party_ids(wc.scenario)
-        ],
+        unpack(lambda wc: teacher_kind(wc)["curate"](wc)),
     output:
         release=res("distill/{scenario}/{teacher}/{cmech}/release/curated.npy"),
         guarantee=res(
@@ -86,6 +109,7 @@ rule distill_curate:
         runtime=5,
     params:
         code=code("distill_curate.py"),
+        delta=lambda wc: teacher_kind(wc)["settings"].get("delta"),
         seed=lambda wc: seed_of(wc.scenario),
         randomness=config["privacy"]["randomness"],
     script:
@@ -119,7 +143,7 @@ rule distill_label:
         unpack(
             lambda wc: {
                 "counts": f"{distill_dir(wc.scenario, wc.teacher, wc.mech)}/counts.npy",
-                **teacher_kind(wc)[1](wc),
+                **teacher_kind(wc)["label"](wc),
             }
         ),
     output:
@@ -136,6 +160,7 @@ rule distill_label:
         runtime=5,
     params:
         code=code("distill_label.py"),
+        seed=lambda wc: seed_of(wc.scenario),
     script:
         "../scripts/distill_label.py"
 
@@ -143,6 +168,7 @@ rule distill_label:
 rule distill_student:
     input:
         unpack(public_inputs),
+        unpack(lambda wc: teacher_kind(wc)["student"](wc)),
         labels=res("distill/{scenario}/{teacher}/{mech}/labels.parquet"),
         summary=res("distill/{scenario}/{teacher}/{mech}/aggregate.json"),
         test=res("partitions/{scenario}/test.parquet"),
@@ -155,17 +181,18 @@ rule distill_student:
         res("benchmarks/distill_student/{scenario}/{teacher}/{mech}.tsv")
     conda:
         "../envs/pipelib.yaml"
-    threads: RKNN["threads"]
+    threads: lambda wc: teacher_kind(wc)["settings"]["threads"]
     resources:
         mem_mb=8000,
-        runtime=RKNN["runtime"],
-        gpu=RKNN_GPUS,
+        runtime=lambda wc: teacher_kind(wc)["settings"]["runtime"],
+        gpu=lambda wc: 0 if teacher_kind(wc)["settings"]["device"] == "cpu" else 1,
     params:
         code=code("distill_student.py"),
-        settings=lambda wc: teacher_kind(wc)[2]["student"],
+        settings=lambda wc: teacher_kind(wc)["settings"]["student"],
+        loss=lambda wc: teacher_kind(wc)["settings"].get("loss"),
         seed=lambda wc: seed_of(wc.scenario),
-        device=RKNN["device"],
-        precision=RKNN["precision"],
+        device=lambda wc: teacher_kind(wc)["settings"]["device"],
+        precision=lambda wc: teacher_kind(wc)["settings"]["precision"],
         preset=config["preset"],
         # label accuracy needs public labels in the task's label space (same dataset)
         same_labels=lambda wc: SCENARIOS[wc.scenario]["public"]

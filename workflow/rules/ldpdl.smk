@@ -1,12 +1,12 @@
-# LDP-DL (paper 004, Algorithm 1) and PATE (pipelib.methods.ldpdl):
+# LDP-DL (paper 004, Algorithm 1; pipelib.methods.ldpdl), and the teachers PATE shares with it:
 #   ldpdl_teachers (owners)  every owner's teacher on its own records (design L<n>: n overlapping owners;
 #                            T<n>: PATE's n disjoint teachers; parties: the scenario's parties)
 #   ldpdl_plan     (server)  who answers which query slot (each owner at most cap times), the first queries
 #   ldpdl_release  (owners)  iteration t: every owner's sanitized answers to the queries assigned to it
 #   ldpdl_student  (server)  iteration t: a student on the answers so far, the next queries (AQS/random)
-#   pate_curate    (curator) GNMax over every teacher's vote;  pate_student (server)
-# Paths: results/ldpdl/{scenario}/teachers-{design}/, .../{ldmech}-eps{eps}-q{nq}-{design}-{qs}/iter-{t}/,
-# .../pate-eps{eps}-{design}-{design}/.
+# PATE runs in the distillation stage (distill.smk): distill_votes (every teacher's votes) -> distill_curate
+# (GNMax) -> distill_aggregate -> distill_label -> distill_student, teacher pate-{design}-q{queries}.
+# Paths: results/ldpdl/{scenario}/teachers-{design}/, .../{ldmech}-eps{eps}-q{nq}-{design}-{qs}/iter-{t}/.
 wildcard_constraints:
     ldmech=alternatives(vocab.SOFT_LABEL_MECHANISMS),
     eps=EPS,
@@ -168,67 +168,6 @@ rule ldpdl_student:
         randomness=config["privacy"]["randomness"],
     script:
         "../scripts/ldpdl_student.py"
-
-
-rule pate_curate:
-    input:
-        unpack(lambda wc: teachers_files(wc.scenario, wc.design)),
-        public=lambda wc: public_inputs(wc)["public"],
-    output:
-        labels=res("ldpdl/{scenario}/pate-eps{eps}-{design}/labels.json"),
-        guarantee=res("ldpdl/{scenario}/pate-eps{eps}-{design}/labels.guarantee.json"),
-    log:
-        res("logs/pate_curate/{scenario}/pate-eps{eps}-{design}.log"),
-    benchmark:
-        res("benchmarks/pate_curate/{scenario}/pate-eps{eps}-{design}.tsv")
-    conda:
-        "../envs/pipelib.yaml"
-    threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=10,
-    params:
-        code=code("pate_curate.py"),
-        settings=lambda wc: teacher_settings(wc.scenario),
-        queries=LDPDL["queries_per_iteration"] * LDPDL["iterations"],
-        delta=LDPDL["pate_delta"],
-        seed=lambda wc: seed_of(wc.scenario),
-        randomness=config["privacy"]["randomness"],
-    script:
-        "../scripts/pate_curate.py"
-
-
-rule pate_student:
-    input:
-        unpack(public_inputs),
-        labels=res("ldpdl/{scenario}/pate-eps{eps}-{design}/labels.json"),
-        guarantee=res("ldpdl/{scenario}/pate-eps{eps}-{design}/labels.guarantee.json"),
-        test=res("partitions/{scenario}/test.parquet"),
-    output:
-        result=res("ldpdl/{scenario}/pate-eps{eps}-{design}/result.json"),
-        model=res("ldpdl/{scenario}/pate-eps{eps}-{design}/student.pt"),
-    log:
-        res("logs/pate_student/{scenario}/pate-eps{eps}-{design}.log"),
-    benchmark:
-        res("benchmarks/pate_student/{scenario}/pate-eps{eps}-{design}.tsv")
-    conda:
-        "../envs/pipelib.yaml"
-    threads: LDPDL["threads"]
-    resources:
-        mem_mb=4000,
-        runtime=LDPDL["runtime"],
-        gpu=LDPDL_GPUS,
-    params:
-        code=code("pate_student.py"),
-        settings=LDPDL["student"],
-        loss=LDPDL["loss"],
-        seed=lambda wc: seed_of(wc.scenario),
-        device=LDPDL["device"],
-        precision=LDPDL["precision"],
-        preset=config["preset"],
-        randomness=config["privacy"]["randomness"],
-    script:
-        "../scripts/pate_student.py"
 
 
 rule table_ldpdl:

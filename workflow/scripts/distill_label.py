@@ -7,7 +7,8 @@ from pipelib.methods.distill import label  # noqa: E402
 
 i = snakemake.input
 label(
-    teacher_spec=snakemake.wildcards.teacher,
+    release=dict(snakemake.wildcards),
+    seed=snakemake.params.seed,
     counts_npy=i.counts,
     inputs={k: v for k, v in i.items() if k != "counts"},
     out_labels=snakemake.output[0],

@@ -1,4 +1,5 @@
-"""Rule distill_student: the server trains a student on the privately labelled public set."""
+"""Rule distill_student: the server trains a student on the privately labelled public set (reverse k-NN's
+labels, or PATE's on its queried rows)."""
 
 from pipelib.logs import to_log
 
@@ -11,4 +12,5 @@ distill_student(
     snakemake.params.settings,
     teacher_spec=snakemake.wildcards.teacher,
     label_accuracy=snakemake.params.same_labels,
+    loss=snakemake.params.loss,
 )

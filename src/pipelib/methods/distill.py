@@ -1,15 +1,17 @@
-"""The distillation stage of teacher-based methods: reverse k-NN's (LDP-DL and PATE run their own rules,
-ldpdl.smk: their teachers are fitted in one job per owner design, and LDP-DL's active sampling loops over
-iterations):
+"""The distillation stage of teacher-based methods: reverse k-NN's and PATE's (LDP-DL runs its own rules,
+ldpdl.smk: its active query sampling loops over iterations, each owner answering only the queries its
+plan assigns):
 
-    teacher answers (a party's job, its own data only)
+    teacher answers (a party's job, its own data only; PATE: one job for every teacher of a design,
+    :func:`pipelib.methods.pate.teacher_votes`, each teacher its own model only)
       -> privatize: local mechanism inside the party's job (``party_release``), or central mechanism in
-         a trusted curator's job over the parties' raw answers (``party_answers`` -> ``curate``)
+         a trusted curator's job over the raw answers (``party_answers`` -> ``curate``; PATE's GNMax)
       -> aggregate (a server job that reads only privatized releases)
       -> labels for the public set (server) -> a student trained on them (server,
          :func:`pipelib.methods.student.distill_student`) -> a result row.
 
-Teachers are looked up by the kind that starts their spec (``rknn-hog-s20-k1``), mechanisms by name
+Teachers are looked up by the kind that starts their spec (``rknn-hog-s20-k1``, ``pate-T250-q1000``),
+mechanisms by name
 in :mod:`pipelib.privacy.registry`.  Every job that privatizes writes its releases' guarantees beside
 its output; the aggregate carries the guarantee on to the student's result row.
 """
@@ -23,12 +25,13 @@ import numpy as np
 from ..io import load_npy, read_json, save_npy, write_json, write_table
 from ..privacy import Draw, Guarantee, read_releases, registry, release_row, write_releases
 from ..seeding import release_key, release_rng
+from .pate import PateTeacher
 from .rknn import RknnTeacher
 
 log = logging.getLogger(__name__)
 
-TEACHERS = {RknnTeacher.kind: RknnTeacher}
-METHOD_NAMES = {"rknn": "reverse k-NN"}
+TEACHERS = {RknnTeacher.kind: RknnTeacher, PateTeacher.kind: PateTeacher}
+METHOD_NAMES = {"rknn": "reverse k-NN", "pate": "PATE"}
 
 
 def teacher(spec: str):
@@ -110,14 +113,18 @@ def curate(
     out_guarantee,
     randomness: str = "seeded",
     rule: str = "distill_curate",
+    delta: float | None = None,
+    inputs: dict | None = None,
 ) -> None:
-    """The trusted curator of a central mechanism: sums the parties' raw answers and privatizes the sum.
-    The server reads only this release.  ``release``: the job's wildcards (scenario, teacher, cmech)."""
-    t, mech = teacher(release["teacher"]), _mechanism(release["cmech"], "central")
+    """The trusted curator of a central mechanism: sums the raw answers and privatizes the sum (GNMax at
+    ``delta``).  The server reads only this release.  ``release``: the job's wildcards (scenario, teacher,
+    cmech); ``inputs``: what the teacher's record of the release reads (PATE: the teachers' summary)."""
+    t = teacher(release["teacher"])
+    mech = _mechanism(release["cmech"], "central").calibrated(t.k, delta)
     total = sum(load_npy(p) for p in answer_paths)
     released = mech.release(total, t.k, release_rng(seed, randomness, rule, release))
     save_npy(released.astype(np.float64), out_release)
-    records = int(total.sum() // t.k)
+    fields = t.release_fields(total, inputs or {})
     write_releases(
         [
             release_row(
@@ -128,9 +135,10 @@ def curate(
                 mech.name,
                 mech.guarantee(t.k),
                 drawn=Draw(randomness, release_key(rule, release)),
-                n=records,
                 k=t.k,
                 seed=seed,
+                **fields,
+                **mech.extras(),
             )
         ],
         out_guarantee,
@@ -164,6 +172,9 @@ def aggregate(*, mechanism: str, release_paths: list, guarantee_paths: list, out
     )
 
 
-def label(*, teacher_spec: str, counts_npy, inputs: dict, out_labels) -> None:
-    """The server: labels for the public set from the aggregated counts."""
-    write_table(teacher(teacher_spec).labels(load_npy(counts_npy), **inputs), out_labels)
+def label(*, release: dict, seed: int, counts_npy, inputs: dict, out_labels) -> None:
+    """The server: labels for the public set from the aggregated counts (``release``: the job's wildcards;
+    PATE's queried rows are a public draw keyed by the scenario and ``seed``)."""
+    t = teacher(release["teacher"])
+    table = t.labels(load_npy(counts_npy), **inputs, seed=seed, scenario=release["scenario"])
+    write_table(table, out_labels)

@@ -1,4 +1,4 @@
-"""LDP-DL (paper 004, Algorithm 1) and PATE on the same teachers: the parts that are not mechanisms,
+"""LDP-DL (paper 004, Algorithm 1), and the teachers PATE shares with it: the parts that are not mechanisms,
 the teachers' training (:mod:`pipelib.methods.teachers`) or the server's student
 (:mod:`pipelib.methods.student`).  Free of torch: the plan, release and curator jobs do no tensor work.
 
@@ -36,9 +36,10 @@ import pandas as pd
 from ..features import hog_encoder
 from ..io import load_npy, read_images, read_json, read_rows, save_npy, write_json
 from ..job import Job
-from ..privacy import Draw, pate, registry, release_row, soft_label, write_releases
+from ..privacy import Draw, registry, release_row, soft_label, write_releases
 from ..runs import LdpdlRun
-from ..seeding import release_key, release_rng, rng
+from ..seeding import random_queries, release_key, release_rng, rng
+from .pate import PateTeacher
 
 log = logging.getLogger(__name__)
 
@@ -129,14 +130,6 @@ def least_confident(probs: np.ndarray, available: np.ndarray, s: int) -> np.ndar
     return np.sort(available[np.lexsort((available, score))[:s]])
 
 
-def random_queries(available: np.ndarray, s: int, generator: np.random.Generator) -> np.ndarray:
-    """``s`` samples of ``available`` uniformly at random without replacement; sorted."""
-    available = np.sort(np.asarray(available))
-    if s > len(available):
-        raise ValueError(f"asked for {s} queries but only {len(available)} public samples are left")
-    return np.sort(generator.choice(available, size=s, replace=False))
-
-
 def augment(features: np.ndarray) -> np.ndarray:
     """Features with a constant 1 appended (the heads' intercept)."""
     features = np.asarray(features, dtype=np.float32)
@@ -197,11 +190,10 @@ def vote_counts(votes: np.ndarray, k: int) -> np.ndarray:
 # --- the jobs ---------------------------------------------------------------------------------------
 # Rules: ldpdl_teachers (the owners' job: every owner's teacher on its own records, or PATE's teachers),
 # ldpdl_plan (server), ldpdl_release (every owner's sanitizer of one iteration's answers, each with its
-# own teacher), ldpdl_student (server: one AQS iteration), pate_curate (PATE's trusted curator) and
-# pate_student (server).
+# own teacher), ldpdl_student (server: one AQS iteration).  PATE runs in the distillation stage on the
+# same teachers (pipelib.methods.pate); its teachers' votes are made here (teacher_votes, rule distill_votes).
 
 METHOD = "LDP-DL"
-PATE = "PATE"
 
 
 def encoder_features(images: np.ndarray, settings: dict) -> np.ndarray:
@@ -370,41 +362,16 @@ def owner_guarantee_of(row: dict):
     return soft_label.owner_guarantee(row["mechanism"], float(row["per_answer_epsilon"]), int(row["answers"]))
 
 
-def pate_curate(job: Job, settings: dict, *, delta: float, queries: int) -> None:
-    """PATE's trusted curator: every teacher (each fitted on its own disjoint shard) votes on ``queries``
-    public samples drawn at random (public randomness); GNMax with sigma calibrated to (epsilon, delta)
-    by the data-independent RDP bound releases the noisy argmax (outputs ``labels`` and ``guarantee``)."""
-
-    release_id, scenario, epsilon, seed = job.release, job.scenario, float(job["eps"]), job.seed
-    randomness, rule, public_path, out_labels = job.randomness, job.rule, job.input["public"], job.output["labels"]
+def teacher_votes(job: Job, settings: dict) -> np.ndarray:
+    """PATE's teachers' job (rule distill_votes): every teacher of the design, each its own model only,
+    votes for one class on each of the run's queries; out (``answers``): the (queries x classes) vote
+    counts, for the trusted curator only.  Inputs: ``teachers`` and ``teachers_info`` (rule
+    ldpdl_teachers), ``public``."""
+    t = PateTeacher.of(job.release)
     weights, temps = load_owners(job.input["teachers"])
-    k = weights.shape[2]
-    idx = random_queries(np.arange(read_rows(public_path)), queries, rng(seed, "pate-queries", scenario, queries))
-    features = public_features(public_path, idx, settings["encoder"])
-    votes = np.stack([Owner(t, weights[t], temps[t]).votes(features) for t in range(len(weights))])
-    records = int(read_json(job.input["teachers_info"])["pool_records"])
-    sigma = pate.gnmax_sigma(epsilon, delta, queries)
-    labels = pate.gnmax(vote_counts(votes, k), sigma, release_rng(seed, randomness, rule, release_id))
-    write_json(
-        {"queries": idx.tolist(), "labels": labels.tolist(), "classes": k, "sigma": sigma, "teachers": len(weights)},
-        out_labels,
-    )
-    write_releases(
-        [
-            release_row(
-                PATE,
-                scenario,
-                str(out_labels),
-                -1,
-                "gnmax",
-                pate.guarantee(sigma, queries, delta),
-                drawn=Draw(randomness, release_key(rule, release_id)),
-                n=records,
-                k=k,
-                sigma=sigma,
-                seed=seed,
-                queries=queries,
-            )
-        ],
-        job.output["guarantee"],
-    )
+    idx = t.query_rows(read_rows(job.input["public"]), job.seed, job.scenario)
+    features = public_features(job.input["public"], idx, settings["encoder"])
+    votes = np.stack([Owner(i, weights[i], temps[i]).votes(features) for i in range(len(weights))])
+    counts = vote_counts(votes, weights.shape[2])
+    save_npy(counts, job.output["answers"])
+    return counts

@@ -160,8 +160,13 @@ class RknnTeacher(RknnRun):
         nn = nearest_queries(load_npy(embeddings_npy), centers, self.k)
         return Votes(item_sets(nn, labels, n_classes), (len(centers), n_classes))
 
-    def labels(self, counts: np.ndarray, assign_path) -> pa.Table:
-        """The server: each query's label is the argmax of its noisy counts; public rows inherit their cluster's."""
+    def release_fields(self, total: np.ndarray, inputs: dict) -> dict:
+        """The curator's record of a release: the records that voted (``n``), k votes each."""
+        return {"n": int(total.sum() // self.k)}
+
+    def labels(self, counts: np.ndarray, assign_path, **_context) -> pa.Table:
+        """The server: each query's label is the argmax of its noisy counts; public rows inherit their cluster's
+        (``_context``: the job's seed and scenario, which this teacher does not need)."""
         query_label = counts.argmax(1).astype(np.int16)
         assign = read_table(assign_path).to_pandas()
         return pa.table(

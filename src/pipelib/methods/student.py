@@ -1,9 +1,9 @@
 """The server's student, shared by the distillation methods: a model trained from scratch on public
 samples labelled from privatized answers only (paper 003's reverse k-NN labels, paper 004's LDP-DL
 soft labels with Eq. 4, PATE's noisy argmax), its test accuracy and its result row, which carries the
-guarantee of the releases behind the labels.  The rules distill_student, ldpdl_student and
-pate_student; the answers and releases are :mod:`pipelib.methods.distill` and
-:mod:`pipelib.methods.ldpdl`, which stay free of torch."""
+guarantee of the releases behind the labels.  The rules distill_student (reverse k-NN and PATE) and
+ldpdl_student; the answers and releases are :mod:`pipelib.methods.distill`, :mod:`pipelib.methods.pate`
+and :mod:`pipelib.methods.ldpdl`, which stay free of torch."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from ..data.loaders import load_labelled, load_public
 from ..io import load_npy, read_json, read_table, save_npy, write_csv, write_json
 from ..job import Job
 from ..privacy import Guarantee, delta_vacuous, read_releases, registry
+from ..runs import PateTeachers
 from ..schema import result_row
 from ..seeding import rng, torch_seed
 from ..train import loop
@@ -26,7 +27,6 @@ from ..train.supervised import Monitor, TrainSettings, save_model, train_supervi
 from .distill import METHOD_NAMES, teacher
 from .ldpdl import (
     METHOD,
-    PATE,
     least_confident,
     owner_guarantee_of,
     owner_ledger,
@@ -50,12 +50,17 @@ def kd_loss(alpha: float, beta: float, tau: float):
     return loss
 
 
-def distill_student(job: Job, settings: dict, *, teacher_spec: str, label_accuracy: bool = True) -> dict:
+def distill_student(
+    job: Job, settings: dict, *, teacher_spec: str, label_accuracy: bool = True, loss: dict | None = None
+) -> dict:
     """The server trains a student on the privately labelled public set; its result row carries the
-    guarantee of the releases behind the labels, Acc_pl (label accuracy) and Acc_pc (test accuracy)."""
+    guarantee of the releases behind the labels, Acc_pl (label accuracy) and Acc_pc (test accuracy).
+    PATE's teachers: the student of LDP-DL (:func:`pate_student`, Eq. 4 with ``loss``) on the queried rows."""
+    t = teacher(teacher_spec)
+    if t.kind == "pate":
+        return pate_student(job, settings, loss)
     scenario, seed, checkpoint = job.scenario, job.seed, job.checkpoint
     labels_path, public_path = job.input["labels"], job.input["public"]
-    t = teacher(teacher_spec)
     dev = loop.start(job.threads, job.device, job.precision)
     labels = read_table(labels_path).to_pandas()
     summary = read_json(job.input["summary"])
@@ -229,34 +234,36 @@ def ldpdl_student(job: Job, settings: dict, loss: dict) -> dict:
 
 
 def pate_student(job: Job, settings: dict, loss: dict) -> dict:
-    """The server: a student on PATE's noisy labels (one-hot targets: Eq. 4's two terms are then the
-    cross-entropy with the noisy label at temperatures 1 and tau).  Inputs: labels, guarantee, public,
+    """The server: a student on PATE's noisy labels of the queried public rows (one-hot targets: Eq. 4's
+    two terms are then the cross-entropy with the noisy label at temperatures 1 and tau), trained as
+    LDP-DL's.  Inputs: labels (rule distill_label), the curator's release record (``guarantee``), public,
     test; outputs: result, model."""
     scenario, seed = job.scenario, job.seed
-    lab = read_json(job.input["labels"])
+    teachers = PateTeachers.of(job.release)
+    labels = read_table(job.input["labels"]).to_pandas()
     server = ServerStudent(job, settings, loss)
     server.fit(
-        np.asarray(lab["queries"]),
-        np.eye(lab["classes"])[np.asarray(lab["labels"])],
+        labels["row"].to_numpy(),
+        np.eye(len(server.meta["task_classes"]))[labels["label"].to_numpy().astype(np.int64)],
         torch_seed(seed, "pate-student", scenario),
         "PATE student",
     )
     (g,) = read_releases(job.input["guarantee"])
     row = server.row(
         Guarantee.from_row(g),
-        method=PATE,
+        method=METHOD_NAMES["pate"],
         scenario=scenario,
-        mechanism="gnmax",
+        mechanism=g["mechanism"],
         n=int(g["n"]),
         seed=seed,
         preset=job.preset,
-        parties=lab["teachers"],
-        owners=lab["teachers"],
-        owner_design=job["design"],
+        parties=g["owners"],
+        owners=g["owners"],
+        owner_design=teachers.design,
         epsilon_record=float(g["epsilon"]),  # every record is in one teacher's shard
-        sigma=lab["sigma"],
+        sigma=g["sigma"],
         randomness=job.randomness,
     )
     write_json(row, job.output["result"])
-    save_model(server.model, job.output["model"], scenario=scenario, mechanism="gnmax")
+    save_model(server.model, job.output["model"], scenario=scenario, mechanism=g["mechanism"])
     return row

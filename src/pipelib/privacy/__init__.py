@@ -67,7 +67,7 @@ class Guarantee:
 
             return gdp_epsilon(float(self.curve[len(GDP) :]), delta)
         if self.curve.startswith(RDP):
-            from .gaussian import rdp_epsilon
+            from .rdp import rdp_epsilon
 
             z, count = self.curve[len(RDP) :].split(" count=")
             return rdp_epsilon(float(z), int(count), delta, 1.0) if 0 < delta < 1 else math.inf

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from . import RDP, Adjacency, Guarantee, gaussian
+from . import RDP, Adjacency, Guarantee, rdp
 
 SENSITIVITY = math.sqrt(2.0)
 UNIT = "one record of one owner's private data (through its teacher's vote)"
@@ -25,7 +25,7 @@ def gnmax_epsilon(sigma: float, queries: int, delta: float) -> float:
     """epsilon at ``delta`` of ``queries`` GNMax answers with noise ``sigma`` (RDP accountant)."""
     if not (sigma > 0 and queries >= 1 and 0 < delta < 1):
         raise ValueError(f"need sigma > 0, queries >= 1, 0 < delta < 1; got {sigma}, {queries}, {delta}")
-    return gaussian.rdp_epsilon(sigma, queries, delta, SENSITIVITY)
+    return rdp.rdp_epsilon(sigma, queries, delta, SENSITIVITY)
 
 
 def gnmax_sigma(epsilon: float, delta: float, queries: int) -> float:
@@ -33,7 +33,7 @@ def gnmax_sigma(epsilon: float, delta: float, queries: int) -> float:
     accountant; the returned sigma always meets it."""
     if not (epsilon > 0 and 0 < delta < 1 and queries >= 1):
         raise ValueError(f"need epsilon > 0, 0 < delta < 1, queries >= 1; got {epsilon}, {delta}, {queries}")
-    sigma = gaussian.rdp_sigma(epsilon, delta, queries, SENSITIVITY)
+    sigma = rdp.rdp_sigma(epsilon, delta, queries, SENSITIVITY)
     while gnmax_epsilon(sigma, queries, delta) > epsilon:  # never less noise than the target needs
         sigma *= 1 + 1e-4
     return sigma

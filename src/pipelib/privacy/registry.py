@@ -18,7 +18,7 @@ from typing import ClassVar
 import numpy as np
 
 from .. import vocab
-from . import NO_PRIVACY, Guarantee, laplace, local, soft_label, weights
+from . import NO_PRIVACY, Guarantee, laplace, local, pate, soft_label, weights
 
 MECHANISMS: dict[str, type["Mechanism"]] = {}
 _SPEC = re.compile(r"(?P<name>[a-z]+)(-eps(?P<eps>[0-9.]+))?")
@@ -51,6 +51,15 @@ class Mechanism:
 
 class CentralMechanism(Mechanism):
     locality = "central"
+
+    def calibrated(self, k: int, delta: float | None) -> "CentralMechanism":
+        """The mechanism set for one release in which a record moves at most ``k`` votes, at ``delta``
+        (only a mechanism with a delta, GNMax, uses them)."""
+        return self
+
+    def extras(self) -> dict:
+        """Columns its release record adds (GNMax: its sigma)."""
+        return {}
 
     def release(self, counts: np.ndarray, k: int, generator: np.random.Generator) -> np.ndarray:
         """The curator's release of the summed counts."""
@@ -93,6 +102,45 @@ class Laplace(CentralMechanism):
 
     def guarantee(self, k):
         return laplace.guarantee(self.epsilon, k)
+
+
+@register
+class GNMax(CentralMechanism):
+    """PATE's GNMax (Papernot et al. 2018): N(0, sigma^2) on every cell of the summed vote counts, and only
+    each query's noisy argmax released (one-hot rows).  A record moves at most k votes (PATE's teachers:
+    one per query, so k = the queries), each changing two cells by 1: L2 sensitivity sqrt(2k), i.e. k
+    compositions of the per-query Gaussian of :mod:`pipelib.privacy.pate`; sigma is calibrated to
+    (epsilon, delta) by the RDP accountant (:meth:`calibrated`)."""
+
+    name = "gnmax"
+
+    def __init__(self, epsilon: float = math.inf):
+        super().__init__(epsilon)
+        self.k = self.delta = self.sigma = None
+
+    def calibrated(self, k, delta):
+        if delta is None:
+            raise ValueError("gnmax needs a delta (PATE's: ldpdl.pate_delta)")
+        out = GNMax(self.epsilon)
+        out.k, out.delta = int(k), float(delta)
+        out.sigma = pate.gnmax_sigma(self.epsilon, out.delta, out.k)
+        return out
+
+    def _check(self, k):
+        if self.sigma is None or int(k) != self.k:
+            raise ValueError(f"gnmax is set for k = {self.k} votes per record, not {k}: call calibrated(k, delta)")
+
+    def release(self, counts, k, generator):
+        self._check(k)
+        counts = np.asarray(counts, dtype=np.float64)
+        return np.eye(counts.shape[1])[pate.gnmax(counts, self.sigma, generator)]
+
+    def guarantee(self, k):
+        self._check(k)
+        return pate.guarantee(self.sigma, self.k, self.delta)
+
+    def extras(self):
+        return {"sigma": self.sigma}
 
 
 @register
