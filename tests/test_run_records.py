@@ -3,6 +3,7 @@
 import re
 
 import pytest
+from snakemake.iocontainers import Wildcards
 
 from pipelib.runs import (
     FEDMD_RUN,
@@ -10,6 +11,8 @@ from pipelib.runs import (
     LDPFL_RUN,
     PATE_RUN,
     TEACHER_RUN,
+    AuditRun,
+    DpsgdRun,
     FedmdRun,
     LdpdlRun,
     LdpflRun,
@@ -109,3 +112,46 @@ def test_a_pate_run_is_a_distillation_teacher_and_mechanism():
 def test_a_bad_ldpdl_or_pate_run_folder_is_refused_with_both_grammars(name):
     with pytest.raises(ValueError, match="expected <mechanism>-eps<e>-q<N_Q>.* or pate-eps<e>-<teachers>-q<queries>"):
         student_run(name)
+
+
+@pytest.mark.parametrize(
+    "wildcards, name, audited",
+    [
+        (
+            {"scenario": "s", "teacher": "rknn-hog-s20-k1", "mech": "laplace-eps0.1"},
+            "distill/s/rknn-hog-s20-k1/laplace-eps0.1",
+            RknnRun("hog", 20, 1),
+        ),
+        (
+            {"scenario": "s", "answer": "softmax", "run": "nfdp-with_replacement-k16"},
+            "fedmd/s/softmax/nfdp-with_replacement-k16",
+            FedmdRun.nfdp("with_replacement", 16),
+        ),
+        ({"scenario": "s", "arch": "cnn2", "eps": "8.0"}, "dpsgd/s/cnn2/eps8.0", DpsgdRun("cnn2", 8.0)),
+        (
+            {"scenario": "s", "flmech": "twopoint-eps1.0-adaptive", "frac": "0.1", "rounds": "15"},
+            "ldpfl/s/twopoint-eps1.0-adaptive/f0.1-m15",
+            LdpflRun(1.0, "adaptive"),
+        ),
+        (
+            {"scenario": "s", "run": "pate-eps8.0-parties-q40"},
+            "ldpdl/s/pate-eps8.0-parties-q40",
+            PateRun(8.0, "parties", 40),
+        ),
+        ({"name": "rr-eps1.0"}, "validation/rr-eps1.0", None),
+    ],
+)
+def test_an_audit_names_its_output_and_the_run_it_audits(wildcards, name, audited):
+    audit = AuditRun.of(wildcards)
+    assert AuditRun.of(Wildcards(fromdict=wildcards)) == audit  # as Snakemake hands them
+    assert audit.name == name and audit.path == f"audit/{name}/audit.json" and audit.audited == audited
+    assert AuditRun(audit.kind, audit.scenario, audit.folder) == audit
+
+
+def test_an_audit_without_a_run_is_refused():
+    with pytest.raises(KeyError):
+        AuditRun.of({"scenario": "s"})  # audit_partition deals the variant: no audited run
+    with pytest.raises(ValueError, match="one of distill"):
+        AuditRun("pate", "s", "x")
+    with pytest.raises(ValueError, match="no scenario"):
+        AuditRun("validation", "s", "none")

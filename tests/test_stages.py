@@ -206,6 +206,7 @@ def test_the_planned_work_of_the_workflows_stages_is_unchanged(tmp_path):
             "pate-eps8.0-T250-q1000",
         ),
         ("dpsgd", {"scenario": "s", "arch": "cnn2-32-64-d0.2", "eps": "8.0"}, "cnn2-32-64-d0.2/eps8.0"),
+        ("audit_ldpdl", {"scenario": "s", "run": "pate-eps8.0-parties-q40"}, "ldpdl/s/pate-eps8.0-parties-q40"),
     ],
 )
 def test_a_jobs_run_record_is_parsed_from_its_wildcards_and_names_its_folder(rule, wildcards, name):

@@ -32,7 +32,18 @@ from .config import (
 from .config import encoder_settings as resolved_encoder
 from .config import ldpfl_dataset as ldpfl_dataset_of
 from .data import ingest as raw
-from .runs import DpsgdRun, FedmdRun, LdpdlRun, LdpflRun, PateRun, PateTeachers, RknnRun, student_run, teacher_run
+from .runs import (
+    AuditRun,
+    DpsgdRun,
+    FedmdRun,
+    LdpdlRun,
+    LdpflRun,
+    PateRun,
+    PateTeachers,
+    RknnRun,
+    student_run,
+    teacher_run,
+)
 
 
 class DesignError(ValueError):
@@ -936,7 +947,7 @@ class Design:
                     "scenario": scenario,
                     "teacher": teacher,
                     "mech": mech,
-                    "path": self.res(f"audit/distill/{scenario}/{teacher}/{mech}/audit.json"),
+                    "path": self.res(AuditRun("distill", scenario, f"{teacher}/{mech}").path),
                 }
             )
         return out
@@ -946,15 +957,8 @@ class Design:
         out = []
         for row in audit_rows(self.config, "fedmd"):
             scenario = audit_variant(self.config, row["scenario"], row["run"])
-            d = f"{scenario}/{row['answer']}/{row['run']}"
-            out.append(
-                {
-                    "scenario": scenario,
-                    "answer": row["answer"],
-                    "run": row["run"],
-                    "path": self.res(f"audit/fedmd/{d}/audit.json"),
-                }
-            )
+            audit = AuditRun("fedmd", scenario, f"{row['answer']}/{row['run']}")
+            out.append({"scenario": scenario, "answer": row["answer"], "run": row["run"], "path": self.res(audit.path)})
         return out
 
     def audit_fedmd_inputs(self, wc):
@@ -974,8 +978,8 @@ class Design:
         out = []
         for row in audit_rows(self.config, "dpsgd"):
             scenario = audit_variant(self.config, row["scenario"], "dpsgd")
-            d = f"{scenario}/{self.DPSGD['arch']}/eps{float(row['epsilon'])!r}"
-            out.append({"scenario": scenario, "path": self.res(f"audit/dpsgd/{d}/audit.json")})
+            audit = AuditRun("dpsgd", scenario, DpsgdRun(self.DPSGD["arch"], float(row["epsilon"])).name)
+            out.append({"scenario": scenario, "path": self.res(audit.path)})
         return out
 
     def audit_ldpfl_entries(self):
@@ -991,14 +995,8 @@ class Design:
                     self.ldpfl_dataset(row["scenario"])[1]["rounds"],
                 )
             )
-            d = run.relative_to(self.res("ldpfl"))
-            out.append(
-                {
-                    "scenario": scenario,
-                    "run": str(run),
-                    "path": self.res(f"audit/ldpfl/{d}/audit.json"),
-                }
-            )
+            audit = AuditRun("ldpfl", scenario, run.relative_to(self.res(f"ldpfl/{scenario}")).as_posix())
+            out.append({"scenario": scenario, "run": str(run), "path": self.res(audit.path)})
         return out
 
     def audit_ldpdl_entries(self):
@@ -1013,12 +1011,7 @@ class Design:
                 if row["mechanism"] == "pate"
                 else LdpdlRun(row["mechanism"], eps, self.LDPDL["per_query"], "parties", "aqs")
             )
-            out.append(
-                {
-                    "scenario": scenario,
-                    "path": self.res(f"audit/ldpdl/{scenario}/{run}/audit.json"),
-                }
-            )
+            out.append({"scenario": scenario, "path": self.res(AuditRun("ldpdl", scenario, run.name).path)})
         return out
 
     def audit_ldpdl_inputs(self, wc):
@@ -1041,10 +1034,8 @@ class Design:
         }
 
     def audit_validation_paths(self):
-        return [
-            self.res(f"audit/validation/{name}/audit.json")
-            for name in ["none"] + [f"rr-eps{float(e)!r}" for e in self.AUDIT["validation"]]
-        ]
+        names = ["none"] + [f"rr-eps{float(e)!r}" for e in self.AUDIT["validation"]]
+        return [self.res(AuditRun("validation", None, name).path) for name in names]
 
     def audit_distill_inputs(self, wc):
         """The auditor reads the canary list, the release and its guarantee, the votes of every record but

@@ -12,7 +12,8 @@ overlapping owners or ``parties``).  A PATE run lives in the distillation stage:
 so does :class:`RknnRun` for a reverse k-NN teacher (``rknn-<encoder>-s<s>-k<k>``; both teachers make the
 ``teacher`` wildcard of the distillation rules, :data:`TEACHER_RUN`); every other module
 asks them instead of splitting strings, and the rules take their wildcard constraints from here.  Each
-record's ``of(wildcards)`` reads a job's run from its wildcards (:func:`pipelib.stages.run_of`).
+record's ``of(wildcards)`` reads a job's run from its wildcards (:func:`pipelib.stages.run_of`);
+:class:`AuditRun` names an audit of any of them.
 """
 
 from __future__ import annotations
@@ -300,7 +301,7 @@ class PateRun:
     def of(cls, wildcards) -> PateRun:
         """The run of a distillation job's wildcards (teacher, and mech or cmech)."""
         teachers = PateTeachers.of(wildcards)
-        mech = wildcards["mech"] if "mech" in wildcards else wildcards["cmech"]
+        mech = wildcards["mech"] if "mech" in wildcards.keys() else wildcards["cmech"]  # Snakemake's: keys()
         if not mech.startswith("gnmax-eps"):
             raise ValueError(f"PATE run: mechanism {mech!r} is not gnmax-eps<e>")
         return cls(float(mech[len("gnmax-eps") :]), teachers.design, teachers.queries)
@@ -351,3 +352,69 @@ def student_run(name: str) -> LdpdlRun | PateRun:
         f"LDP-DL/PATE run {name!r}: expected <mechanism>-eps<e>-q<N_Q>-<owners>-<aqs|random> or "
         "pate-eps<e>-<teachers>-q<queries>"
     )
+
+
+AUDIT_KINDS = ("distill", "fedmd", "dpsgd", "ldpfl", "ldpdl", "validation")
+
+
+@dataclass(frozen=True)
+class AuditRun:
+    """One audit (rule ``audit_<kind>``, docs/audit.md): of ``kind``'s run in ``folder`` on the audited
+    ``scenario`` (a canary variant), or a validation audit (``scenario`` None, ``folder`` its name:
+    ``none`` or ``rr-eps<e>``).  Its output is ``audit/<kind>/<scenario>/<folder>/audit.json``."""
+
+    kind: str
+    scenario: str | None
+    folder: str
+
+    def __post_init__(self):
+        if self.kind not in AUDIT_KINDS:
+            raise ValueError(f"audit kind {self.kind!r}: one of {', '.join(AUDIT_KINDS)}")
+        if (self.kind == "validation") != (self.scenario is None):
+            raise ValueError(f"audit {self.kind!r}: a validation audit has no scenario, the others one")
+
+    @classmethod
+    def of(cls, wildcards) -> AuditRun:
+        """The audit of a job's wildcards; KeyError where they name no audited run (audit_partition)."""
+        w = dict(wildcards.items())  # Snakemake's wildcards: ``in`` looks at the values
+        if "name" in w:
+            return cls("validation", None, w["name"])
+        if "teacher" in w:
+            return cls("distill", w["scenario"], f"{w['teacher']}/{w['mech']}")
+        if "answer" in w:
+            return cls("fedmd", w["scenario"], f"{w['answer']}/{FedmdRun.parse(w['run'])}")
+        if "arch" in w:
+            return cls("dpsgd", w["scenario"], DpsgdRun.of(w).name)
+        if "flmech" in w:
+            return cls("ldpfl", w["scenario"], f"{LdpflRun.of(w)}/f{w['frac']}-m{w['rounds']}")
+        if "run" in w:
+            return cls("ldpdl", w["scenario"], student_run(w["run"]).name)
+        raise KeyError("these wildcards name no audited run")
+
+    @property
+    def audited(self):
+        """The audited run's record (None for a validation audit)."""
+        head, _, tail = self.folder.partition("/")
+        if self.kind == "distill":
+            return DistillRun.of({"teacher": head, "mech": tail})
+        if self.kind == "fedmd":
+            return FedmdRun.parse(tail)
+        if self.kind == "dpsgd":
+            return DpsgdRun(head, float(tail.removeprefix("eps")))
+        if self.kind == "ldpfl":
+            return LdpflRun.parse(head)
+        if self.kind == "ldpdl":
+            return student_run(self.folder)
+        return None
+
+    @property
+    def name(self) -> str:
+        return "/".join(p for p in (self.kind, self.scenario, self.folder) if p is not None)
+
+    @property
+    def path(self) -> str:
+        """The audit's output, relative to the results folder."""
+        return f"audit/{self.name}/audit.json"
+
+    def __str__(self) -> str:
+        return self.name

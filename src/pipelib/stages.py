@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import work
-from .runs import DistillRun, DpsgdRun, FedmdRun, LdpdlRun, LdpflRun, PateRun, RknnRun
+from .runs import AuditRun, DistillRun, DpsgdRun, FedmdRun, LdpdlRun, LdpflRun, PateRun, RknnRun
 
 ROLE_NAMES = (
     "dealer",
@@ -156,7 +156,7 @@ for _m in (
     Method("ldpfl", LdpflRun, (Stage("ldpfl", "federation", work.ldpfl), *_report("table_ldpfl", "figure_p001"))),
     Method(
         "audit",
-        None,
+        AuditRun,
         (
             *(Stage(f"audit_{k}", "audit") for k in ("distill", "validation", "fedmd", "dpsgd", "ldpfl", "ldpdl")),
             *_report("audit_table", "figure_audit"),

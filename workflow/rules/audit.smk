@@ -64,7 +64,7 @@ rule audit_fedmd:
         runtime=10,
     params:
         code=code("audit_fedmd.py"),
-        method=lambda wc: FedmdRun.parse(wc.run).method,
+        method=lambda wc: AuditRun.of(wc).audited.method,
         label_offset=lambda wc: raw.dataset(SCENARIOS[wc.scenario]["public"]).classes,
         audit=AUDIT,
         fields=lambda wc: {
@@ -162,7 +162,7 @@ rule audit_ldpdl:
         runtime=10,
     params:
         code=code("audit_ldpdl.py"),
-        method=lambda wc: student_run(wc.run).method,
+        method=lambda wc: AuditRun.of(wc).audited.method,
         audit=AUDIT,
         fields=lambda wc: {
             "scenario": public_side(wc.scenario),

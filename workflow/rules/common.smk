@@ -19,7 +19,7 @@ from pipelib import integrity
 from pipelib.plan import check_sizes
 from pipelib.provenance import code_digest
 from pipelib.runs import FEDMD_RUN, LDPDL_RUN, LDPFL_RUN, PATE_RUN
-from pipelib.runs import PATE_TEACHERS, TEACHER_RUN, FedmdRun, student_run
+from pipelib.runs import PATE_TEACHERS, TEACHER_RUN, AuditRun, FedmdRun
 
 try:
     validate(config)
