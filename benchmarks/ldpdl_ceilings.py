@@ -91,10 +91,12 @@ def main() -> None:
                 row["noise-free vote"] = round(
                     float((ldpdl.vote_counts(votes, weights.shape[2]).argmax(1) == y).mean()), 3
                 )
-                for run in sorted(d.glob(f"pate-eps*-{design}/labels.json")):
-                    lab = json.loads(run.read_text())
-                    acc = (np.asarray(lab["labels"]) == y[np.asarray(lab["queries"])]).mean()
-                    rows.append({**row, "run": run.parent.name, "run label acc.": round(float(acc), 3)})
+                pate = root / "distill" / d.name  # PATE runs in the distillation stage
+                for run in sorted(pate.glob(f"pate-{design}-q*/gnmax-eps*/labels.parquet")):
+                    lab = pd.read_parquet(run)
+                    acc = (lab["label"].to_numpy() == y[lab["row"].to_numpy()]).mean()
+                    name = f"{run.parent.parent.name}/{run.parent.name}"
+                    rows.append({**row, "run": name, "run label acc.": round(float(acc), 3)})
                 continue
             for plan_path in sorted(d.glob(f"*-{design}-*/plan.json")):
                 plan = json.loads(plan_path.read_text())
