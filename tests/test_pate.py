@@ -10,6 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipelib.io import read_table
+from pipelib.job import Job
 from pipelib.methods import distill
 from pipelib.methods.pate import PateTeacher
 from pipelib.privacy import pate, read_releases, registry
@@ -51,13 +52,13 @@ def _stage(tmp_path, votes, eps=8.0, public_n=30):
     d = tmp_path / "gnmax"
     curated, guarantee = d / "curated.npy", d / "curated.guarantee.json"
     distill.curate(
-        release=release,
-        answer_paths=[answers],
-        seed=0,
-        out_release=curated,
-        out_guarantee=guarantee,
+        Job(
+            rule="distill_curate",
+            release=release,
+            input={"answers": [str(answers)], "teachers_info": str(info)},
+            output={"release": str(curated), "guarantee": str(guarantee)},
+        ),
         delta=1e-5,
-        inputs={"teachers_info": str(info)},
     )
     mech = release["cmech"]
     distill.aggregate(

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from pipelib.job import Job
 from pipelib.methods import distill
 from pipelib.seeding import release_key, release_rng
 
@@ -47,7 +48,12 @@ def test_two_curated_rows_of_one_scenario_get_independent_noise(tmp_path):
         release = {**RELEASE, "teacher": f"rknn-{encoder}-s40-k1"}
         out = tmp_path / f"{encoder}.npy"
         distill.curate(
-            release=release, answer_paths=[answers], seed=0, out_release=out, out_guarantee=tmp_path / f"{encoder}.json"
+            Job(
+                rule="distill_curate",
+                release=release,
+                input={"answers": [str(answers)]},
+                output={"release": str(out), "guarantee": str(tmp_path / f"{encoder}.json")},
+            )
         )
         noise[encoder] = np.load(out) - counts
     assert np.abs(noise["simclr"] - noise["hog"]).min() > 0  # no cell shares its noise

@@ -23,6 +23,7 @@ import logging
 import numpy as np
 
 from ..io import load_npy, read_json, save_npy, write_json, write_table
+from ..job import Job
 from ..privacy import Draw, Guarantee, read_releases, registry, release_row, write_releases
 from ..seeding import release_key, release_rng
 from .pate import PateTeacher
@@ -104,27 +105,19 @@ def party_release(
     )
 
 
-def curate(
-    *,
-    release: dict,
-    answer_paths: list,
-    seed: int,
-    out_release,
-    out_guarantee,
-    randomness: str = "seeded",
-    rule: str = "distill_curate",
-    delta: float | None = None,
-    inputs: dict | None = None,
-) -> None:
-    """The trusted curator of a central mechanism: sums the raw answers and privatizes the sum (GNMax at
-    ``delta``).  The server reads only this release.  ``release``: the job's wildcards (scenario, teacher,
-    cmech); ``inputs``: what the teacher's record of the release reads (PATE: the teachers' summary)."""
+def curate(job: Job, *, delta: float | None = None) -> None:
+    """The trusted curator of a central mechanism: sums the raw answers (input ``answers``) and privatizes
+    the sum (GNMax at ``delta``); outputs ``release`` and ``guarantee``.  The server reads only this release.
+    The job's wildcards (scenario, teacher, cmech) name the release; its other inputs are what the teacher's
+    record of the release reads (PATE: ``teachers_info``, the teachers' summary)."""
+    release, seed, randomness, rule = job.release, job.seed, job.randomness, job.rule
+    answer_paths, out_release = job.input["answers"], job.output["release"]
     t = teacher(release["teacher"])
     mech = _mechanism(release["cmech"], "central").calibrated(t.k, delta)
     total = sum(load_npy(p) for p in answer_paths)
     released = mech.release(total, t.k, release_rng(seed, randomness, rule, release))
     save_npy(released.astype(np.float64), out_release)
-    fields = t.release_fields(total, inputs or {})
+    fields = t.release_fields(total, {k: v for k, v in job.input.items() if k != "answers"})
     write_releases(
         [
             release_row(
@@ -141,7 +134,7 @@ def curate(
                 **mech.extras(),
             )
         ],
-        out_guarantee,
+        job.output["guarantee"],
     )
 
 
