@@ -69,11 +69,12 @@ def _stage(tmp_path, votes, eps=8.0, public_n=30):
         out_summary=d / "a.json",
     )
     distill.label(
-        release={**release, "mech": mech},
-        seed=0,
-        counts_npy=d / "c.npy",
-        inputs={"public": str(public)},
-        out_labels=d / "l.parquet",
+        Job(
+            seed=0,
+            release={**release, "mech": mech},
+            input={"counts": str(d / "c.npy"), "public": str(public)},
+            output={"labels": str(d / "l.parquet")},
+        )
     )
     return (
         release,

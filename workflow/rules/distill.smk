@@ -147,7 +147,7 @@ rule distill_label:
             }
         ),
     output:
-        res("distill/{scenario}/{teacher}/{mech}/labels.parquet"),
+        labels=res("distill/{scenario}/{teacher}/{mech}/labels.parquet"),
     log:
         res("logs/distill_label/{scenario}/{teacher}/{mech}.log"),
     benchmark:

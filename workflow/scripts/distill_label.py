@@ -3,13 +3,7 @@
 from pipelib.logs import to_log
 
 to_log(snakemake)
+from pipelib.job import Job  # noqa: E402
 from pipelib.methods.distill import label  # noqa: E402
 
-i = snakemake.input
-label(
-    release=dict(snakemake.wildcards),
-    seed=snakemake.params.seed,
-    counts_npy=i.counts,
-    inputs={k: v for k, v in i.items() if k != "counts"},
-    out_labels=snakemake.output[0],
-)
+label(Job.of(snakemake))

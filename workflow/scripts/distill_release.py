@@ -3,15 +3,7 @@
 from pipelib.logs import to_log
 
 to_log(snakemake)
-from pipelib.methods.distill import party_release
+from pipelib.job import Job  # noqa: E402
+from pipelib.methods.distill import party_release  # noqa: E402
 
-i, o = snakemake.input, snakemake.output
-party_release(
-    release=dict(snakemake.wildcards),  # keys the mechanism's randomness: every wildcard of the job
-    party_path=i.party,
-    inputs={k: v for k, v in i.items() if k != "party"},
-    seed=snakemake.params.seed,
-    out_release=o.release,
-    out_guarantee=o.guarantee,
-    randomness=snakemake.params.randomness,
-)
+party_release(Job.of(snakemake))  # every wildcard of the job keys the mechanism's randomness

@@ -56,21 +56,13 @@ def party_answers(*, teacher_spec: str, party_path, inputs: dict, out_npy) -> No
     save_npy(teacher(teacher_spec).answers(party_path, **inputs).counts(), out_npy)
 
 
-def party_release(
-    *,
-    release: dict,
-    party_path,
-    inputs: dict,
-    seed: int,
-    out_release,
-    out_guarantee,
-    randomness: str = "seeded",
-    rule: str = "distill_release",
-) -> None:
-    """A party's locally private release: each record's answer randomized on its own, then summed.
-
-    ``release`` identifies the release (the job's wildcards: scenario, teacher, lmech, party); the
-    randomness is keyed by all of it."""
+def party_release(job: Job) -> None:
+    """A party's locally private release: each record's answer randomized on its own, then summed (input
+    ``party``: its own table, and its teacher's other inputs; outputs ``release`` and ``guarantee``).  The
+    job's wildcards (scenario, teacher, lmech, party) name the release; the randomness is keyed by all of it."""
+    release, seed, randomness, rule = job.release, job.seed, job.randomness, job.rule
+    party_path, out_release = job.input["party"], job.output["release"]
+    inputs = {k: v for k, v in job.input.items() if k != "party"}
     t, mech = teacher(release["teacher"]), _mechanism(release["lmech"], "local")
     votes = t.answers(party_path, **inputs)
     s, c = votes.shape
@@ -101,7 +93,7 @@ def party_release(
                 seed=seed,
             )
         ],
-        out_guarantee,
+        job.output["guarantee"],
     )
 
 
@@ -165,9 +157,11 @@ def aggregate(*, mechanism: str, release_paths: list, guarantee_paths: list, out
     )
 
 
-def label(*, release: dict, seed: int, counts_npy, inputs: dict, out_labels) -> None:
-    """The server: labels for the public set from the aggregated counts (``release``: the job's wildcards;
-    PATE's queried rows are a public draw keyed by the scenario and ``seed``)."""
-    t = teacher(release["teacher"])
-    table = t.labels(load_npy(counts_npy), **inputs, seed=seed, scenario=release["scenario"])
-    write_table(table, out_labels)
+def label(job: Job) -> None:
+    """The server: labels for the public set (output ``labels``) from the aggregated counts (input
+    ``counts``) and the teacher's other inputs; PATE's queried rows are a public draw keyed by the
+    scenario and the job's seed."""
+    t = teacher(job["teacher"])
+    inputs = {k: v for k, v in job.input.items() if k != "counts"}
+    table = t.labels(load_npy(job.input["counts"]), **inputs, seed=job.seed, scenario=job.scenario)
+    write_table(table, job.output["labels"])
