@@ -151,12 +151,28 @@ class LdpflRun:
         return None if self.epsilon is None else f"twopoint-eps{self.epsilon!r}"
 
 
+class _Teacher:
+    """A distillation teacher's record: its name is the ``teacher`` wildcard (and its ``spec``)."""
+
+    @classmethod
+    def of(cls, wildcards):
+        """The teacher of a job's wildcards (``teacher``)."""
+        return cls.parse(wildcards["teacher"])
+
+    @property
+    def spec(self) -> str:
+        return self.name
+
+    def __str__(self) -> str:
+        return self.name
+
+
 _RKNN_PARTS = re.compile(r"rknn-(?P<encoder>[a-z][a-z0-9_]*)-s(?P<s>[1-9][0-9]*)-k(?P<k>[1-9][0-9]*)")
 RKNN_RUN = re.compile(_unnamed(_RKNN_PARTS))  # a reverse k-NN teacher in the ``teacher`` wildcard
 
 
 @dataclass(frozen=True)
-class RknnRun:
+class RknnRun(_Teacher):
     """One reverse k-NN teacher: every party's record votes for its ``k`` nearest of ``s`` public queries
     (the k-means centers of the public set in ``encoder``'s space); name ``rknn-<encoder>-s<s>-k<k>``."""
 
@@ -174,19 +190,9 @@ class RknnRun:
             raise ValueError(f"bad reverse k-NN teacher {name!r}; expected rknn-<encoder>-s<s>-k<k>")
         return cls(m["encoder"], int(m["s"]), int(m["k"]))
 
-    @classmethod
-    def of(cls, wildcards):
-        """The teacher of a job's wildcards (``teacher``)."""
-        return cls.parse(wildcards["teacher"])
-
     @property
     def name(self) -> str:
         return f"rknn-{self.encoder}-s{self.s}-k{self.k}"
-
-    spec = name
-
-    def __str__(self) -> str:
-        return self.name
 
 
 @dataclass(frozen=True)
@@ -224,7 +230,7 @@ TEACHER_RUN = re.compile(f"{RKNN_RUN.pattern}|{PATE_TEACHERS.pattern}")  # the `
 
 
 @dataclass(frozen=True)
-class PateTeachers:
+class PateTeachers(_Teacher):
     """PATE's teachers as a teacher of the distillation stage: the teachers of ``design`` (``T<n>`` disjoint
     shards of the pool, or ``parties``), each voting on the same ``queries`` public samples; name
     ``pate-<design>-q<queries>``."""
@@ -242,19 +248,9 @@ class PateTeachers:
             raise ValueError(f"bad PATE teacher {name!r}; expected pate-<T<n>|parties>-q<queries>")
         return cls(m["design"], int(m["queries"]))
 
-    @classmethod
-    def of(cls, wildcards):
-        """The teachers of a job's wildcards (``teacher``)."""
-        return cls.parse(wildcards["teacher"])
-
     @property
     def name(self) -> str:
         return f"pate-{self.design}-q{int(self.queries)}"
-
-    spec = name
-
-    def __str__(self) -> str:
-        return self.name
 
 
 @dataclass(frozen=True)
