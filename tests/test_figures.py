@@ -320,3 +320,34 @@ def test_compare_findings_rank_methods_only_where_the_intervals_separate():
     assert f"at any epsilon: {dp}, inconclusive against LDP-DL" in line
     assert "not ranked (evaluation-only: its models are not covered): FedMD-LDP, best 0.890" in line
     assert "not ranked (delta >= 1/n): FedMD-NFDP, best 0.500" in line
+
+
+def test_audit_findings_say_what_each_row_can_and_cannot_show():
+    """The audit's generated sentences: a bound above its claim is named; the validation rows against their
+    epsilon; releases without a mechanism; a claim whose delta lets no outcome give a bound, and claims above
+    the largest bound m canaries can give (all guessed right: log(q / (1 - q)), q = 0.05^(1/m) at delta 0)."""
+    from pipelib.report.pages import audit_findings
+
+    cols = ["method", "mechanism", "epsilon", "delta", "paper_epsilon", "epsilon_lb", "auc", "exceeds_claim"]
+    rows = [
+        ["validation: randomized response", "rr-eps1.0", 1.0, 0.0, None, 0.74, 0.73, False],
+        ["validation: no mechanism", "none", math.inf, 1.0, None, 4.0, 1.0, False],
+        ["FedMD-NP", "np", math.inf, 1.0, None, 2.7, 0.94, False],
+        ["FedAvg", "none", math.inf, 1.0, None, 0.0, 0.51, False],
+        ["FedMD-NFDP", "nfdp-k300", 0.35, 0.29, None, 0.0, 0.67, False],
+        ["LDP-DL", "pm-eps8.0", 8.0, 0.0, None, 0.0, 0.50, False],
+        ["reverse k-NN", "laplace-eps0.1", 0.1, 0.0, None, 0.39, 0.63, True],
+        ["reverse k-NN", "laplace-eps2.0", 2.0, 0.0, None, 0.39, 0.63, False],
+    ]
+    a = pd.DataFrame(rows, columns=cols).assign(canaries=500, confidence=0.95, exceeds_paper_claim=None)
+    text = "\n".join(audit_findings(a))
+    assert "- 1 of 8 rows' lower bounds exceed their claims (a bug or a broken claim): reverse k-NN laplace-eps0.1" in (
+        text
+    )
+    assert "epsilon 1 gives 0.74; every bound at or below its epsilon; the bits in the clear give 4." in text
+    assert "the attack finds membership in FedMD-NP np: 2.7 (AUC 0.94); no trace in FedAvg none: 0 (AUC 0.51)" in text
+    assert "Not auditable this way: FedMD-NFDP nfdp-k300 claims epsilon 0.35 at delta 0.29" in text
+    q = 0.05 ** (1 / 500)
+    assert f"LDP-DL pm-eps8.0: 0 (AUC 0.50), claim 8, largest possible {math.log(q / (1 - q)):.4g}" in text
+    assert "The other 2 rows with a claim: a bound above 0 in 2" in text
+    assert "No row's lower bound exceeds" in "\n".join(audit_findings(a.assign(exceeds_claim=False)))

@@ -838,6 +838,124 @@ def compare_findings(t: pd.DataFrame) -> list[str]:
     return lines
 
 
+def _most_auditable(m: int, delta: float, confidence: float) -> float:
+    """The largest lower bound an audit of m canaries could give at ``delta``: every canary guessed, all right
+    (without the correction for trying several guess counts, so an upper limit)."""
+    from ..privacy.audit import epsilon_lower_bound
+
+    return epsilon_lower_bound(m, m, m, delta, alpha=1 - confidence)
+
+
+def _bound(r: dict) -> str:
+    return f"{r['method']} {r['mechanism']}: {fmt(r['epsilon_lb'])} (AUC {r['auc']:.2f})"
+
+
+def audit_findings(a: pd.DataFrame) -> list[str]:
+    """Sentences generated from audit.csv: whether any lower bound exceeds its claim (or the paper's), what the
+    validation rows give against their epsilon, what the attack finds in releases without a mechanism, the
+    claims no outcome of this audit could refute (delta too large for its canaries), and the bounds of the
+    rest."""
+    a = a.copy()
+    exceeds = a["exceeds_claim"].astype(str).eq("True")
+    lines = [
+        f"- No row's lower bound exceeds its claim ({len(a)} rows)."
+        if not exceeds.any()
+        else f"- {int(exceeds.sum())} of {len(a)} rows' lower bounds exceed their claims (a bug or a broken claim): "
+        + "; ".join(f"{_bound(r)} against {fmt(r['epsilon'])}" for r in a[exceeds].to_dict("records"))
+        + "."
+    ]
+    paper = a[a["paper_epsilon"].notna()] if "paper_epsilon" in a else a.iloc[:0]
+    if len(paper):
+        over = paper[paper["exceeds_paper_claim"].astype(str).eq("True")]
+        lines.append(
+            (
+                f"- Of the {len(paper)} rows with the paper's own claim beside ours, "
+                if len(paper) > 1
+                else "- The row with the paper's own claim beside ours: "
+            )
+            + (
+                ("none exceeds it." if len(paper) > 1 else "its bound does not exceed it.")
+                if over.empty
+                else "these exceed it: " + "; ".join(map(_bound, over.to_dict("records"))) + "."
+            )
+        )
+    validation = a["method"].astype(str).str.startswith("validation")
+    finite = a["epsilon"].map(lambda e: math.isfinite(float(e)))
+    checks = a[validation & finite].sort_values("epsilon")
+    if len(checks):
+        below = (checks["epsilon_lb"] <= checks["epsilon"]).all()
+        lines.append(
+            "- Validation (randomized response on the canaries' bits): "
+            + ", ".join(f"epsilon {fmt(r['epsilon'])} gives {fmt(r['epsilon_lb'])}" for r in checks.to_dict("records"))
+            + ("; every bound at or below its epsilon" if below else "; a bound above its epsilon")
+            + "".join(
+                f"; the bits in the clear give {fmt(r['epsilon_lb'])}"
+                for r in a[validation & ~finite].to_dict("records")
+            )
+            + "."
+        )
+    clear = a[~validation & ~finite]
+    if len(clear):
+        found = clear[clear["epsilon_lb"] > 0]
+        lines.append(
+            "- Releases without a mechanism (no claim): "
+            + (
+                f"the attack finds membership in {', '.join(map(_bound, found.to_dict('records')))}"
+                if len(found)
+                else ""
+            )
+            + ("; " if len(found) and len(found) < len(clear) else "")
+            + (
+                f"no trace in {', '.join(map(_bound, clear[clear['epsilon_lb'] <= 0].to_dict('records')))}, which "
+                "says nothing about their privacy (they claim none)"
+                if len(found) < len(clear)
+                else ""
+            )
+            + "."
+        )
+    claimed = a[~validation & finite].copy()
+    if len(claimed):
+        claimed["most"] = [
+            _most_auditable(int(r["canaries"]), float(r["delta"]), float(r["confidence"]))
+            for r in claimed.to_dict("records")
+        ]
+        blind = claimed[claimed["most"] <= 0]  # delta so large that no outcome gives a bound
+        for r in blind.to_dict("records"):
+            lines.append(
+                f"- Not auditable this way: {r['method']} {r['mechanism']} claims epsilon {fmt(r['epsilon'])} at delta "
+                f"{fmt(r['delta'])}, and at that delta no outcome of {int(r['canaries'])} canaries gives a bound "
+                f"above 0 (AUC {r['auc']:.2f})."
+            )
+        capped = claimed[(claimed["most"] > 0) & (claimed["most"] < claimed["epsilon"])]
+        if len(capped):
+            lines.append(
+                "- Claims above the largest bound this audit can give (every canary guessed right), so it could not "
+                "refute them: "
+                + "; ".join(
+                    f"{_bound(r)}, claim {fmt(r['epsilon'])}, largest possible {fmt(r['most'])}"
+                    for r in capped.to_dict("records")
+                )
+                + "."
+            )
+        blind = pd.concat([blind, capped])
+        rest = claimed.drop(blind.index)
+        positive = rest[rest["epsilon_lb"] > 0]
+        if len(rest):
+            lines.append(
+                f"- The other {len(rest)} rows with a claim: a bound above 0 in {len(positive)}"
+                + (
+                    " ("
+                    + "; ".join(f"{_bound(r)} against {fmt(r['epsilon'])}" for r in positive.to_dict("records"))
+                    + ")"
+                    if len(positive)
+                    else ""
+                )
+                + ". Each is one attack's lower bound: below the claim it is consistent with it, and does not show the "
+                "claim is tight."
+            )
+    return lines
+
+
 def compare_page(compare_csv, audit_csv, command: str, figures: dict | None = None) -> str:
     """All methods side by side (issue 16): per scenario, every method's best accuracy at each kind of
     guarantee and its (epsilon, delta), and the audit's empirical bounds beside the claims; ``figures``
@@ -942,6 +1060,10 @@ def compare_page(compare_csv, audit_csv, command: str, figures: dict | None = No
             "claim would be a bug or a broken claim; a bound far below it says only that this attack found no more.",
             "",
             markdown_table(header, body),
+            "",
+            "What it shows (generated from audit.csv):",
+            "",
+            *audit_findings(a),
             "",
         ]
         if "audit" in figures:
