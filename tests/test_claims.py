@@ -167,3 +167,22 @@ def test_a_claim_over_many_groups_lists_the_ends_and_what_does_not_hold():
     assert row["verdict"] == "does not hold" and row["numbers"].count("vs") == 3 < MAX_GROUPS
     assert row["numbers"].startswith("0: 0.900 [0.890, 0.910] vs 0.500 [0.490, 0.510]; 7: 0.900")
     assert row["numbers"].endswith("; and 17 more groups (17 holds)")
+
+
+def test_a_threshold_missed_below_the_rows_noise_free_ceiling_is_untested():
+    """An at_least claim that misses its threshold on rows whose ceiling (reverse k-NN's cluster purity: one
+    label per cluster, so no mechanism labels better) lies below the threshold tests the representation, not
+    the method: untested, with the ceiling in its numbers.  A row that reaches the threshold still holds, and a
+    ceiling above the threshold leaves a miss a miss."""
+    rows = pd.DataFrame(
+        {"encoder": ["a", "b", "c"], "label_accuracy": [0.9696, 0.99, 0.90], "cluster_purity": [0.9696, 0.96, 0.99]}
+    )
+    c = claim(kind="at_least", a={"encoder": "a"}, metric="label_accuracy", threshold=0.97, ceiling="cluster_purity")
+    v = verdict(c, rows)
+    assert v["verdict"] == "untested"
+    assert v["why"] == "0.9696 against 0.97; its cluster_purity 0.9696 is below the threshold before any noise"
+    assert verdict(claim(**{**c.__dict__, "ceiling": None}), rows)["verdict"] == "does not hold"
+    assert verdict(claim(**{**c.__dict__, "a": {"encoder": "b"}}), rows)["verdict"] == "holds"
+    assert verdict(claim(**{**c.__dict__, "a": {"encoder": "c"}}), rows)["verdict"] == "does not hold"
+    with pytest.raises(ValueError, match="a ceiling applies to kind at_least only"):
+        claim(kind="at_most", a={}, threshold=0.5, ceiling="cluster_purity")

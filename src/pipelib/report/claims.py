@@ -13,8 +13,10 @@ which metric, and a kind:
 comparison reads the rows' 95 % intervals (``<metric>_low``, ``<metric>_high``): *holds* when the intervals
 show it, *does not hold* when they show the opposite, *inconclusive* when they overlap in between.  A claim
 whose rows are missing, or any of whose rows departs from its paper's privacy/utility regime (a row's
-``regime`` column, non-empty), is *untested*, never *does not hold*.  Over ``per`` groups: does not hold if
-any group does not, else inconclusive if any is, else holds.
+``regime`` column, non-empty), is *untested*, never *does not hold*.  So is an ``at_least`` claim that misses its
+threshold on rows whose ``ceiling`` column (a noise-free bound of the metric, such as reverse k-NN's cluster
+purity) lies below the threshold: the representation, not the method, stops the rows short.  Over ``per``
+groups: does not hold if any group does not, else inconclusive if any is, else holds.
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ class Claim:
     per: tuple = ()
     tolerance: float | None = None
     threshold: float | None = None
+    ceiling: str | None = None
     notes: str = ""
 
     def __post_init__(self):
@@ -67,6 +70,8 @@ class Claim:
             raise ValueError(f"claim {self.id}: kind within needs a tolerance")
         if self.kind in ("at_least", "at_most") and self.threshold is None:
             raise ValueError(f"claim {self.id}: kind {self.kind} needs a threshold")
+        if self.ceiling and self.kind != "at_least":
+            raise ValueError(f"claim {self.id}: a ceiling applies to kind at_least only")
 
 
 def load_claims(path=CLAIMS_FILE) -> list[Claim]:
@@ -90,6 +95,7 @@ def load_claims(path=CLAIMS_FILE) -> list[Claim]:
                 per=tuple(test.get("per") or ()),
                 tolerance=test.get("tolerance"),
                 threshold=test.get("threshold"),
+                ceiling=test.get("ceiling"),
                 notes=e.get("notes", ""),
             )
         )
@@ -135,10 +141,10 @@ class Side:
         """The interval's half-width (the mean of its two sides; an asymmetric Wilson interval is nearly even)."""
         return (self.high - self.low) / 2
 
-    def text(self) -> str:
+    def text(self, digits: int = 3) -> str:
         if math.isnan(self.low) or self.low == self.high:  # no interval, or an exact (closed-form) value
-            return f"{self.value:.3f}"
-        return f"{self.value:.3f} [{self.low:.3f}, {self.high:.3f}]"
+            return f"{self.value:.{digits}f}"
+        return f"{self.value:.{digits}f} [{self.low:.{digits}f}, {self.high:.{digits}f}]"
 
 
 def _side(rows: pd.DataFrame, metric: str) -> Side:
@@ -183,12 +189,16 @@ def _group_verdict(c: Claim, frame: pd.DataFrame) -> tuple[str, str]:
         return "untested", f"{len(a_rows)} rows a, one needed"
     a = _side(a_rows, c.metric)
     if c.kind in ("at_least", "at_most"):
-        numbers = f"{a.text()} against {c.threshold:g}"
+        # one more digit where three would print the threshold itself (0.9696 against 0.97 is not "0.970")
+        digits = 4 if f"{a.value:.3f}" == f"{c.threshold:.3f}" else 3
+        numbers = f"{a.text(digits)} against {c.threshold:g}"
         low, high = (a.value, a.value) if math.isnan(a.low) else (a.low, a.high)
         if c.kind == "at_least":
-            return (
-                "holds" if low >= c.threshold else "does not hold" if high < c.threshold else "inconclusive"
-            ), numbers
+            v = "holds" if low >= c.threshold else "does not hold" if high < c.threshold else "inconclusive"
+            cap = float(a_rows[c.ceiling].iloc[0]) if c.ceiling and c.ceiling in a_rows else math.nan
+            if v != "holds" and cap < c.threshold:  # the setting, not the method, stops it short
+                return "untested", f"{numbers}; its {c.ceiling} {cap:.4g} is below the threshold before any noise"
+            return v, numbers
         return ("holds" if high <= c.threshold else "does not hold" if low > c.threshold else "inconclusive"), numbers
     b_rows = frame[_matches(frame, c.b)]
     if c.per and b_rows.empty:

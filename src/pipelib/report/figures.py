@@ -247,11 +247,17 @@ def plot_rounds(data: pd.DataFrame, out: dict) -> None:
 # --------------------------------------------------------------------------------------- paper 003
 
 
+def _purity(rows: pd.DataFrame) -> list[str]:
+    """The clusters' purity column where the rows have it: the noise-free bound of their label accuracy, which
+    the claims read (``ceiling``)."""
+    return ["cluster_purity"] if "cluster_purity" in rows else []
+
+
 def queries_and_neighbours_data(rows: pd.DataFrame) -> pd.DataFrame:
     """Figure 2(a)-(c): label and student accuracy (with its interval) against s (k = 1) and k (s fixed)."""
     columns = ["dataset", "sweep", "s", "k", "epsilon", "label_accuracy", "accuracy", "accuracy_low", "accuracy_high"]
     return (
-        stats.with_accuracy_interval(rows, "test_n")[[*columns, "encoder"]]
+        stats.with_accuracy_interval(rows, "test_n")[[*columns, "encoder", *_purity(rows)]]
         .sort_values(["dataset", "sweep", "s", "k"], kind="stable")
         .reset_index(drop=True)
     )
@@ -288,7 +294,7 @@ def local_dp_data(rows: pd.DataFrame, paper: dict) -> pd.DataFrame:
     (label, mechanism, epsilon) -> the paper's printed test accuracy."""
     columns = ["dataset", "mechanism", "epsilon", "label_accuracy", "accuracy", "accuracy_low", "accuracy_high"]
     data = (
-        stats.with_accuracy_interval(rows, "test_n")[[*columns, "s", "k", "encoder"]]
+        stats.with_accuracy_interval(rows, "test_n")[[*columns, "s", "k", "encoder", *_purity(rows)]]
         .sort_values(["dataset", "mechanism", "epsilon"], kind="stable")
         .reset_index(drop=True)
     )
