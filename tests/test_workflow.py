@@ -664,6 +664,8 @@ def test_every_figure_is_drawn_from_its_data(tiny):
     assert set(zip(local["dataset"], local["mechanism"])) == {
         (d, m) for d in ("MNIST", "CIFAR-10") for m in ("rr", "collision")
     }
+    for data in (sweep, local):  # one label per cluster: no mechanism labels above the clusters' purity
+        assert (data["label_accuracy"] <= data["cluster_purity"] + 1e-9).all()
     p004 = figure_data(tiny, "p004_mnist")
     assert set(zip(p004["sweep"], p004["mechanism"], p004["aqs"])) == {
         (s, m, a) for s in ("epsilon", "per_query", "owners") for m in ("pm",) for a in (True, False)
