@@ -169,20 +169,29 @@ def test_a_claim_over_many_groups_lists_the_ends_and_what_does_not_hold():
     assert row["numbers"].endswith("; and 17 more groups (17 holds)")
 
 
-def test_a_threshold_missed_below_the_rows_noise_free_ceiling_is_untested():
-    """An at_least claim that misses its threshold on rows whose ceiling (reverse k-NN's cluster purity: one
-    label per cluster, so no mechanism labels better) lies below the threshold tests the representation, not
-    the method: untested, with the ceiling in its numbers.  A row that reaches the threshold still holds, and a
-    ceiling above the threshold leaves a miss a miss."""
+def test_a_threshold_missed_at_a_ceiling_below_it_is_untested():
+    """An at_least claim missed by a row that sits at its ceiling (reverse k-NN's cluster purity: one label per
+    cluster, so no mechanism labels better), where the ceiling is below the threshold, tests the representation,
+    not the method: untested.  A row well below its ceiling keeps its verdict (the method lost accuracy), a row
+    that reaches the threshold holds, and the ceiling is printed with the numbers."""
     rows = pd.DataFrame(
-        {"encoder": ["a", "b", "c"], "label_accuracy": [0.9696, 0.99, 0.90], "cluster_purity": [0.9696, 0.96, 0.99]}
+        {
+            "encoder": ["a", "b", "c", "d"],
+            "label_accuracy": [0.9696, 0.99, 0.90, 0.40],
+            "cluster_purity": [0.9696, 0.96, 0.99, 0.62],
+        }
     )
     c = claim(kind="at_least", a={"encoder": "a"}, metric="label_accuracy", threshold=0.97, ceiling="cluster_purity")
     v = verdict(c, rows)
     assert v["verdict"] == "untested"
-    assert v["why"] == "0.9696 against 0.97; its cluster_purity 0.9696 is below the threshold before any noise"
+    assert v["why"] == (
+        "0.9696 against 0.97 (cluster_purity 0.9696): at its cluster_purity, which is below the threshold before any "
+        "noise"
+    )
     assert verdict(claim(**{**c.__dict__, "ceiling": None}), rows)["verdict"] == "does not hold"
     assert verdict(claim(**{**c.__dict__, "a": {"encoder": "b"}}), rows)["verdict"] == "holds"
     assert verdict(claim(**{**c.__dict__, "a": {"encoder": "c"}}), rows)["verdict"] == "does not hold"
+    far = verdict(claim(**{**c.__dict__, "a": {"encoder": "d"}}), rows)  # 22 points lost below its ceiling
+    assert far["verdict"] == "does not hold" and far["numbers"] == "0.400 against 0.97 (cluster_purity 0.62)"
     with pytest.raises(ValueError, match="a ceiling applies to kind at_least only"):
         claim(kind="at_most", a={}, threshold=0.5, ceiling="cluster_purity")

@@ -325,8 +325,9 @@ def test_compare_findings_rank_methods_only_where_the_intervals_separate():
 def test_audit_findings_say_what_each_row_can_and_cannot_show():
     """The audit's generated sentences: a bound above its claim is named; the validation rows against their
     epsilon; releases without a mechanism; a claim whose delta lets no outcome give a bound, and claims above
-    the largest bound m canaries can give (all guessed right: log(q / (1 - q)), q = 0.05^(1/m) at delta 0)."""
-    from pipelib.report.pages import audit_findings
+    the largest bound the audit could give (every guess right at its guess counts, Bonferroni-corrected: at
+    delta 0 and r = m guesses, log(q / (1 - q)) with q = (0.05 / 4)^(1/m))."""
+    from pipelib.report.pages import audit_findings, most_auditable
 
     cols = ["method", "mechanism", "epsilon", "delta", "paper_epsilon", "epsilon_lb", "auc", "exceeds_claim"]
     rows = [
@@ -339,15 +340,23 @@ def test_audit_findings_say_what_each_row_can_and_cannot_show():
         ["reverse k-NN", "laplace-eps0.1", 0.1, 0.0, None, 0.39, 0.63, True],
         ["reverse k-NN", "laplace-eps2.0", 2.0, 0.0, None, 0.39, 0.63, False],
     ]
-    a = pd.DataFrame(rows, columns=cols).assign(canaries=500, confidence=0.95, exceeds_paper_claim=None)
-    text = "\n".join(audit_findings(a))
+    fractions = (0.1, 0.2, 0.5, 1.0)
+    a = pd.DataFrame(rows, columns=cols).assign(canaries=500, included=250, confidence=0.95)
+    text = "\n".join(audit_findings(a, fractions))
     assert "- 1 of 8 rows' lower bounds exceed their claims (a bug or a broken claim): reverse k-NN laplace-eps0.1" in (
         text
     )
     assert "epsilon 1 gives 0.74; every bound at or below its epsilon; the bits in the clear give 4." in text
     assert "the attack finds membership in FedMD-NP np: 2.7 (AUC 0.94); no trace in FedAvg none: 0 (AUC 0.51)" in text
     assert "Not auditable this way: FedMD-NFDP nfdp-k300 claims epsilon 0.35 at delta 0.29" in text
-    q = 0.05 ** (1 / 500)
-    assert f"LDP-DL pm-eps8.0: 0 (AUC 0.50), claim 8, largest possible {math.log(q / (1 - q)):.4g}" in text
-    assert "The other 2 rows with a claim: a bound above 0 in 2" in text
-    assert "No row's lower bound exceeds" in "\n".join(audit_findings(a.assign(exceeds_claim=False)))
+    q = (0.05 / 4) ** (1 / 500)
+    assert f"LDP-DL pm-eps8.0: 0 (AUC 0.50), claim 8, at most {math.log(q / (1 - q)):.4g}" in text
+    assert (
+        "- The other 1 row with a claim the audit could refute: a bound above 0 in 1 (reverse k-NN laplace-eps2.0"
+        in (text)
+    )
+    assert "laplace-eps0.1: 0.39 (AUC 0.63) against 0.1" not in text.split("\n")[-1]  # named above, not as consistent
+    assert "No row's lower bound exceeds" in "\n".join(audit_findings(a.assign(exceeds_claim=False), fractions))
+    # fewer canaries included leave fewer "in" guesses right: the largest bound falls
+    row = a.iloc[5].to_dict()
+    assert most_auditable({**row, "included": 100}, fractions) < most_auditable(row, fractions)

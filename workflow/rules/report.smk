@@ -199,6 +199,7 @@ rule reproduction_page:
     params:
         code=code("reproduction_page.py"),
         preset=config["preset"],
+        audit_fractions=config["audit"]["fractions"],
         commands={
             name: preset_command(res(f"{name}.csv"))
             for name in (

@@ -23,7 +23,9 @@ make = {
         table["table_ldpdl"], figures, p.commands["table_ldpdl"], {Path(f).stem: f for f in i.figure_data}
     ),
     "paper001": lambda: pages.paper001_page(table["table_ldpfl"], figures, p.commands["table_ldpfl"]),
-    "compare": lambda: pages.compare_page(i.compare, i.audit, p.commands["compare"], figures),
+    "compare": lambda: pages.compare_page(
+        i.compare, i.audit, p.commands["compare"], figures, fractions=p.audit_fractions
+    ),
     "claims": lambda: pages.claims_page(i.claims, p.commands["claims"]),
     "headline_claims": lambda: pages.headline_claims_page(i.claims, p.preset),
 }

@@ -14,9 +14,10 @@ comparison reads the rows' 95 % intervals (``<metric>_low``, ``<metric>_high``):
 show it, *does not hold* when they show the opposite, *inconclusive* when they overlap in between.  A claim
 whose rows are missing, or any of whose rows departs from its paper's privacy/utility regime (a row's
 ``regime`` column, non-empty), is *untested*, never *does not hold*.  So is an ``at_least`` claim that misses its
-threshold on rows whose ``ceiling`` column (a noise-free bound of the metric, such as reverse k-NN's cluster
-purity) lies below the threshold: the representation, not the method, stops the rows short.  Over ``per``
-groups: does not hold if any group does not, else inconclusive if any is, else holds.
+threshold on a row that sits at its ``ceiling`` (a column that bounds the metric whatever the method does, such
+as reverse k-NN's cluster purity for its label accuracy) when that ceiling lies below the threshold: the
+method lost nothing, the representation stopped the row short.  A row below its ceiling keeps its verdict.
+Over ``per`` groups: does not hold if any group does not, else inconclusive if any is, else holds.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from . import regime
 CLAIMS_FILE = Path(__file__).resolve().parents[1] / "claims.yaml"
 KINDS = ("greater", "increasing", "decreasing", "within", "at_least", "at_most")
 VERDICTS = ("holds", "does not hold", "inconclusive", "untested")
+CEILING_TOLERANCE = 0.005  # a value this close to its ceiling has lost nothing to the method
 CLAIMS_COLUMNS = ["id", "paper", "where", "claim", "verdict", "numbers", "why", "source", "kind", "regime", "preset"]
 
 
@@ -196,8 +198,12 @@ def _group_verdict(c: Claim, frame: pd.DataFrame) -> tuple[str, str]:
         if c.kind == "at_least":
             v = "holds" if low >= c.threshold else "does not hold" if high < c.threshold else "inconclusive"
             cap = float(a_rows[c.ceiling].iloc[0]) if c.ceiling and c.ceiling in a_rows else math.nan
-            if v != "holds" and cap < c.threshold:  # the setting, not the method, stops it short
-                return "untested", f"{numbers}; its {c.ceiling} {cap:.4g} is below the threshold before any noise"
+            if math.isnan(cap):
+                return v, numbers
+            numbers += f" ({c.ceiling} {cap:.4g})"
+            if v != "holds" and cap < c.threshold and a.value >= cap - CEILING_TOLERANCE:
+                # the method lost nothing against the bound, and the bound itself is short of the threshold
+                return "untested", f"{numbers}: at its {c.ceiling}, which is below the threshold before any noise"
             return v, numbers
         return ("holds" if high <= c.threshold else "does not hold" if low > c.threshold else "inconclusive"), numbers
     b_rows = frame[_matches(frame, c.b)]

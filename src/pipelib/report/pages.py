@@ -15,6 +15,7 @@ import pandas as pd
 
 from .. import stats
 from ..io import atomic_path
+from ..privacy.audit import epsilon_lower_bound
 from . import paper
 from .claims import summary
 
@@ -838,25 +839,39 @@ def compare_findings(t: pd.DataFrame) -> list[str]:
     return lines
 
 
-def _most_auditable(m: int, delta: float, confidence: float) -> float:
-    """The largest lower bound an audit of m canaries could give at ``delta``: every canary guessed, all right
-    (without the correction for trying several guess counts, so an upper limit)."""
-    from ..privacy.audit import epsilon_lower_bound
-
-    return epsilon_lower_bound(m, m, m, delta, alpha=1 - confidence)
+def most_auditable(r: dict, fractions) -> float:
+    """The largest lower bound the audit of row ``r`` could have given: at each guess count it tried (``fractions``
+    of its m canaries, Bonferroni-corrected as in :func:`pipelib.privacy.audit.audit`), every guess right
+    (as many "in" guesses right as canaries were included, the rest "out"), at the delta it was tested at."""
+    m, confidence = int(r["canaries"]), float(r["confidence"])
+    included = int(r["included"]) if not pd.isna(r.get("included")) else m // 2
+    delta = float(r["audit_delta"]) if not pd.isna(r.get("audit_delta")) else float(r["delta"])
+    alpha = (1 - confidence) / len(fractions)
+    best = 0.0
+    for f in fractions:
+        g = max(2, min(m, int(round(f * m))))
+        right = min(g // 2, included) + min(g - g // 2, m - included)
+        best = max(best, epsilon_lower_bound(m, g, right, delta, alpha))
+    return best
 
 
 def _bound(r: dict) -> str:
     return f"{r['method']} {r['mechanism']}: {fmt(r['epsilon_lb'])} (AUC {r['auc']:.2f})"
 
 
-def audit_findings(a: pd.DataFrame) -> list[str]:
-    """Sentences generated from audit.csv: whether any lower bound exceeds its claim (or the paper's), what the
-    validation rows give against their epsilon, what the attack finds in releases without a mechanism, the
-    claims no outcome of this audit could refute (delta too large for its canaries), and the bounds of the
-    rest."""
+def _flag(values: pd.Series) -> pd.Series:
+    """A boolean column read back from CSV (True/False, 'True'/'False', or empty)."""
+    return values.astype(str).eq("True")
+
+
+def audit_findings(a: pd.DataFrame, fractions) -> list[str]:
+    """Sentences generated from audit.csv (``fractions``: the guess counts the audit tried, as fractions of m):
+    whether any lower bound exceeds its claim (or the paper's), what the validation rows give against their
+    epsilon, what the attack finds in releases without a mechanism, the claims no outcome of this audit could
+    refute (a delta that admits every outcome, or a claim above the largest bound its canaries can give), and
+    the bounds of the rest."""
     a = a.copy()
-    exceeds = a["exceeds_claim"].astype(str).eq("True")
+    exceeds = _flag(a["exceeds_claim"])
     lines = [
         f"- No row's lower bound exceeds its claim ({len(a)} rows)."
         if not exceeds.any()
@@ -864,30 +879,26 @@ def audit_findings(a: pd.DataFrame) -> list[str]:
         + "; ".join(f"{_bound(r)} against {fmt(r['epsilon'])}" for r in a[exceeds].to_dict("records"))
         + "."
     ]
-    paper = a[a["paper_epsilon"].notna()] if "paper_epsilon" in a else a.iloc[:0]
-    if len(paper):
-        over = paper[paper["exceeds_paper_claim"].astype(str).eq("True")]
-        lines.append(
-            (
-                f"- Of the {len(paper)} rows with the paper's own claim beside ours, "
-                if len(paper) > 1
-                else "- The row with the paper's own claim beside ours: "
-            )
-            + (
-                ("none exceeds it." if len(paper) > 1 else "its bound does not exceed it.")
-                if over.empty
-                else "these exceed it: " + "; ".join(map(_bound, over.to_dict("records"))) + "."
-            )
+    if "paper_epsilon" in a and a["paper_epsilon"].notna().any():
+        paper = a[a["paper_epsilon"].notna()]
+        over = paper[_flag(paper.get("exceeds_paper_claim", pd.Series(False, index=paper.index)))]
+        what = (
+            "none exceeds it." if over.empty else "these exceed it: " + "; ".join(map(_bound, over.to_dict("records")))
         )
+        lines.append(f"- Rows with the paper's own claim beside ours: {len(paper)}; {what.rstrip('.')}.")
     validation = a["method"].astype(str).str.startswith("validation")
     finite = a["epsilon"].map(lambda e: math.isfinite(float(e)))
     checks = a[validation & finite].sort_values("epsilon")
     if len(checks):
-        below = (checks["epsilon_lb"] <= checks["epsilon"]).all()
+        above = checks[checks["epsilon_lb"] > checks["epsilon"] + 1e-9]
         lines.append(
-            "- Validation (randomized response on the canaries' bits): "
+            "- Validation (randomized response on the canaries' bits, whose epsilon is exact): "
             + ", ".join(f"epsilon {fmt(r['epsilon'])} gives {fmt(r['epsilon_lb'])}" for r in checks.to_dict("records"))
-            + ("; every bound at or below its epsilon" if below else "; a bound above its epsilon")
+            + (
+                "; every bound at or below its epsilon"
+                if above.empty
+                else "; above its epsilon: " + ", ".join(fmt(e) for e in above["epsilon"])
+            )
             + "".join(
                 f"; the bits in the clear give {fmt(r['epsilon_lb'])}"
                 for r in a[validation & ~finite].to_dict("records")
@@ -896,30 +907,20 @@ def audit_findings(a: pd.DataFrame) -> list[str]:
         )
     clear = a[~validation & ~finite]
     if len(clear):
-        found = clear[clear["epsilon_lb"] > 0]
-        lines.append(
-            "- Releases without a mechanism (no claim): "
-            + (
-                f"the attack finds membership in {', '.join(map(_bound, found.to_dict('records')))}"
-                if len(found)
-                else ""
-            )
-            + ("; " if len(found) and len(found) < len(clear) else "")
-            + (
-                f"no trace in {', '.join(map(_bound, clear[clear['epsilon_lb'] <= 0].to_dict('records')))}, which "
-                "says nothing about their privacy (they claim none)"
-                if len(found) < len(clear)
-                else ""
-            )
-            + "."
+        found, none = clear[clear["epsilon_lb"] > 0], clear[~(clear["epsilon_lb"] > 0)]
+        parts = (
+            [f"the attack finds membership in {', '.join(map(_bound, found.to_dict('records')))}"] if len(found) else []
         )
-    claimed = a[~validation & finite].copy()
+        if len(none):
+            parts.append(
+                f"no trace in {', '.join(map(_bound, none.to_dict('records')))}, which says nothing about their "
+                "privacy (they claim none)"
+            )
+        lines.append("- Releases without a mechanism (no claim): " + "; ".join(parts) + ".")
+    claimed = a[~validation & finite & ~exceeds].copy()
     if len(claimed):
-        claimed["most"] = [
-            _most_auditable(int(r["canaries"]), float(r["delta"]), float(r["confidence"]))
-            for r in claimed.to_dict("records")
-        ]
-        blind = claimed[claimed["most"] <= 0]  # delta so large that no outcome gives a bound
+        claimed["most"] = [most_auditable(r, fractions) for r in claimed.to_dict("records")]
+        blind = claimed[claimed["most"] <= 0]  # a delta so large that no outcome gives a bound
         for r in blind.to_dict("records"):
             lines.append(
                 f"- Not auditable this way: {r['method']} {r['mechanism']} claims epsilon {fmt(r['epsilon'])} at delta "
@@ -929,20 +930,21 @@ def audit_findings(a: pd.DataFrame) -> list[str]:
         capped = claimed[(claimed["most"] > 0) & (claimed["most"] < claimed["epsilon"])]
         if len(capped):
             lines.append(
-                "- Claims above the largest bound this audit can give (every canary guessed right), so it could not "
+                "- Claims above the largest bound this audit could give (every guess right), so it could not "
                 "refute them: "
                 + "; ".join(
-                    f"{_bound(r)}, claim {fmt(r['epsilon'])}, largest possible {fmt(r['most'])}"
+                    f"{_bound(r)}, claim {fmt(r['epsilon'])}, at most {fmt(r['most'])}"
                     for r in capped.to_dict("records")
                 )
                 + "."
             )
-        blind = pd.concat([blind, capped])
-        rest = claimed.drop(blind.index)
-        positive = rest[rest["epsilon_lb"] > 0]
+        rest = claimed.drop(blind.index.union(capped.index))
         if len(rest):
+            positive = rest[rest["epsilon_lb"] > 0]
+            other = "other " if len(blind) or len(capped) else ""
             lines.append(
-                f"- The other {len(rest)} rows with a claim: a bound above 0 in {len(positive)}"
+                f"- The {other}{len(rest)} row{'s' if len(rest) != 1 else ''} with a claim the audit could refute: "
+                f"a bound above 0 in {len(positive)}"
                 + (
                     " ("
                     + "; ".join(f"{_bound(r)} against {fmt(r['epsilon'])}" for r in positive.to_dict("records"))
@@ -950,17 +952,17 @@ def audit_findings(a: pd.DataFrame) -> list[str]:
                     if len(positive)
                     else ""
                 )
-                + ". Each is one attack's lower bound: below the claim it is consistent with it, and does not show the "
-                "claim is tight."
+                + ". Each is one attack's lower bound: below its claim it is consistent with it, and does not show "
+                "the claim is tight."
             )
     return lines
 
 
-def compare_page(compare_csv, audit_csv, command: str, figures: dict | None = None) -> str:
+def compare_page(compare_csv, audit_csv, command: str, figures: dict | None = None, *, fractions) -> str:
     """All methods side by side (issue 16): per scenario, every method's best accuracy at each kind of
     guarantee and its (epsilon, delta), and the audit's empirical bounds beside the claims; ``figures``
     (name -> path relative to the page) adds each scenario's figure (``compare_<scenario>``) and the
-    audit's (``audit``)."""
+    audit's (``audit``); ``fractions``: the audit's guess counts (config ``audit.fractions``)."""
     figures = figures or {}
     t = pd.read_csv(compare_csv)
     lines = [
@@ -1034,7 +1036,7 @@ def compare_page(compare_csv, audit_csv, command: str, figures: dict | None = No
                 r.get("paper_epsilon"),
                 r["epsilon_lb"],
                 r["auc"],
-                "yes" if r["exceeds_claim"] else "",
+                "yes" if str(r["exceeds_claim"]) == "True" else "",
                 "yes" if r.get("exceeds_paper_claim") is True else "",
             ]
             for r in a.to_dict("records")
@@ -1063,7 +1065,7 @@ def compare_page(compare_csv, audit_csv, command: str, figures: dict | None = No
             "",
             "What it shows (generated from audit.csv):",
             "",
-            *audit_findings(a),
+            *audit_findings(a, fractions),
             "",
         ]
         if "audit" in figures:
