@@ -195,3 +195,58 @@ def test_a_threshold_missed_at_a_ceiling_below_it_is_untested():
     assert far["verdict"] == "does not hold" and far["numbers"] == "0.400 against 0.97 (cluster_purity 0.62)"
     with pytest.raises(ValueError, match="a ceiling applies to kind at_least only"):
         claim(kind="at_most", a={}, threshold=0.5, ceiling="cluster_purity")
+
+
+def test_table_pages_mark_the_rows_outside_the_regime(tmp_path):
+    """The generated table pages mark every row whose setting departs from its paper's regime (R1, R2, ... in
+    a regime column) and spell each departure out once below the table; rows in the regime stay unmarked."""
+    from pipelib.report.pages import regime_marks, table_rknn_page
+
+    t = pd.DataFrame(
+        {"regime": ["", "private records 20,000 (paper 29,000)", "", "public records 1,000 (paper 5,000)"]}
+    )
+    marks, note = regime_marks(t.assign(regime=t["regime"].replace("", None)))
+    assert marks == ["", "R1", "", "R2"]
+    assert note[2:4] == ["- R1: private records 20,000 (paper 29,000)", "- R2: public records 1,000 (paper 5,000)"]
+    assert regime_marks(t.assign(regime=""))[1] == [] and regime_marks(t.drop(columns="regime"))[0] == [""] * 4
+    rows = t.assign(
+        dataset="MNIST",
+        scenario="s",
+        encoder="hog",
+        s=10,
+        k=1,
+        mechanism="rr",
+        epsilon=1.0,
+        cluster_purity=0.9,
+        label_accuracy=0.8,
+        accuracy=0.7,
+        accuracy_low=0.6,
+        accuracy_high=0.8,
+        paper_label_accuracy=None,
+        paper_accuracy=0.9,
+        wall_seconds=1.0,
+        preset="tiny",
+        hardware="cpu",
+        device="cpu",
+        seed=0,
+    )
+    rows.to_csv(tmp_path / "t.csv", index=False)
+    page = table_rknn_page(tmp_path / "t.csv", "cmd")
+    assert "| -20.0 | R1 | 1 s |" in page and "- R2: public records 1,000 (paper 5,000)" in page
+
+
+def test_each_figure_states_the_regime_of_its_rows(tmp_path):
+    """Under each figure its page says where its rows depart from the paper's regime, per dataset, from its
+    table's rows of the same dataset; a closed-form figure says nothing, a missing table says 'unknown'."""
+    from pipelib.report.pages import figure_regime
+
+    pd.DataFrame(
+        {"dataset": ["MNIST", "CIFAR-10", "CIFAR-10"], "regime": [None, "private records 20,000 (paper 29,000)", None]}
+    ).to_csv(tmp_path / "table_rknn.csv", index=False)
+    (line, _) = figure_regime("p003_local_dp", {"table_rknn": tmp_path / "table_rknn.csv"})
+    assert line == (
+        "Regime of its rows (those of table_rknn of the same dataset): CIFAR-10: private records 20,000 "
+        "(paper 29,000); MNIST: in the paper’s regime."
+    )
+    assert figure_regime("p002_privacy_vs_k", {}) == []
+    assert figure_regime("p004_mnist", {"table_ldpdl": None})[0].startswith("Regime: unknown (no table_ldpdl.csv")

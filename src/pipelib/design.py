@@ -893,9 +893,9 @@ class Design:
             "table2": ["table2"],
             "table_rknn": ["table_rknn"],
             "headline": ["table2", "table_rknn"],
-            "paper002": ["table3", "table4", "table5"],
+            "paper002": ["table2", "table3", "table4", "table5"],  # table2: the regime of Figure 2(d)'s rows
             "fedmd_budget": ["fedmd_budget"],
-            "paper003": [],
+            "paper003": ["table_rknn"],  # the regime of Figure 2's rows
             "paper004": ["table_ldpdl"] if self.ldpdl_table_entries() else [],
             "paper001": ["table_ldpfl"] if self.ldpfl_paths("table") else [],
             "headline_paper001": ["table_ldpfl"] if self.ldpfl_paths("table") else [],

@@ -16,9 +16,11 @@ make = {
     "table_rknn": lambda: pages.table_rknn_page(i.table_rknn, p.commands["table_rknn"]),
     "headline": lambda: pages.headline_page(i.table2, i.table_rknn, p.preset),
     "headline_paper001": lambda: pages.headline_paper001_page(table["table_ldpfl"], p.preset),
-    "paper002": lambda: pages.paper002_page({k: i[k] for k in ("table3", "table4", "table5")}, figures, p.commands),
+    "paper002": lambda: pages.paper002_page(
+        {k: i[k] for k in ("table2", "table3", "table4", "table5")}, figures, p.commands
+    ),
     "fedmd_budget": lambda: pages.fedmd_budget_page(i.fedmd_budget, figures, p.commands["fedmd_budget"]),
-    "paper003": lambda: pages.paper003_page(figures),
+    "paper003": lambda: pages.paper003_page(figures, i.table_rknn),
     "paper004": lambda: pages.paper004_page(
         table["table_ldpdl"], figures, p.commands["table_ldpdl"], {Path(f).stem: f for f in i.figure_data}
     ),

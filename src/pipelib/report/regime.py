@@ -95,27 +95,41 @@ def rknn(row: dict) -> str:
 FIGURE_TABLES = {
     "p001_": ("table_ldpfl", {"method": "LDP-FL"}),
     "p002_accuracy_vs_parties": ("table2", {"method": "FedMD-NFDP"}),
+    "p002_rounds": ("table2", {"method": "FedMD-NFDP"}),
     "p003_": ("table_rknn", {}),
     "p004_": ("table_ldpdl", {"method": "LDP-DL"}),
 }
+
+
+def by_dataset(name: str, tables: dict) -> dict | None:
+    """The regime of figure ``name``'s rows per dataset: the departures of its table's rows of that dataset
+    (``tables``: table name -> frame with a regime column); None for a figure with no table (the closed forms)
+    or when the table is not in ``tables`` or has no regime column."""
+    for prefix, (table, rows) in FIGURE_TABLES.items():
+        if not name.startswith(prefix):
+            continue
+        t = tables.get(table)
+        if t is None or "regime" not in t:
+            return None
+        for column, value in rows.items():
+            t = t[t[column] == value]
+        return {
+            dataset: "; ".join(sorted({str(f) for f in g["regime"].fillna("") if str(f)}))
+            for dataset, g in t.groupby("dataset")
+        }
+    return None
 
 
 def of_figure(name: str, data: pd.DataFrame, tables: dict) -> pd.Series | None:
     """The ``regime`` of a figure's rows (``tables``: table name -> frame with a regime column), or None for a
     figure with no table (the closed forms).  A dataset whose table rows this run lacks is flagged as unknown:
     a claim on it stays untested."""
-    for prefix, (table, rows) in FIGURE_TABLES.items():
-        if not name.startswith(prefix):
-            continue
-        unknown = f"regime unknown: no {table} row of this dataset in this run"
-        t = tables.get(table)
-        if t is None or "regime" not in t:
-            return pd.Series(unknown, index=data.index)
-        for column, value in rows.items():
-            t = t[t[column] == value]
-        flags = {
-            dataset: "; ".join(sorted({str(f) for f in g["regime"].fillna("") if str(f)}))
-            for dataset, g in t.groupby("dataset")
-        }
-        return data["dataset"].map(flags).fillna(unknown)
-    return None
+    prefix = next((p for p in FIGURE_TABLES if name.startswith(p)), None)
+    if prefix is None:
+        return None
+    table = FIGURE_TABLES[prefix][0]
+    unknown = f"regime unknown: no {table} row of this dataset in this run"
+    flags = by_dataset(name, tables)
+    if flags is None:
+        return pd.Series(unknown, index=data.index)
+    return data["dataset"].map(flags).fillna(unknown)
