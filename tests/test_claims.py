@@ -250,3 +250,21 @@ def test_each_figure_states_the_regime_of_its_rows(tmp_path):
     )
     assert figure_regime("p002_privacy_vs_k", {}) == []
     assert figure_regime("p004_mnist", {"table_ldpdl": None})[0].startswith("Regime: unknown (no table_ldpdl.csv")
+
+
+def test_compare_rows_are_flagged_against_their_own_papers_setting():
+    """compare.csv's regime column: each method against its own paper (FedMD's budget and party size on its
+    (public, private) pair, reverse k-NN's records, LDP-DL's owners and queries, LDP-FL's clients), a dataset
+    the method's paper never used flagged as such, and the baselines without a paper setting unflagged."""
+    from pipelib.report.regime import of_row
+
+    fedmd = {"method": "FedMD-NFDP", "public_dataset": "mnist", "private_dataset": "femnist_letters", "n": 2880}
+    assert of_row({**fedmd, "rounds": 20, "public_per_round": 5000}) == ""
+    assert of_row({**fedmd, "rounds": 6, "public_per_round": 500}).startswith("distillation budget 6 x 500")
+    ldpdl = {"method": "LDP-DL", "private_dataset": "mnist", "owners": 10, "queries": 1000}
+    assert of_row(ldpdl) == "owners L 10 (paper 10,000)"
+    assert of_row({**ldpdl, "private_dataset": "femnist_letters"}) == "femnist_letters is not a dataset of paper 004"
+    ldpfl = {"method": "LDP-FL", "private_dataset": "mnist", "clients": 10, "n": 600, "rounds": 10}
+    assert of_row(ldpfl) == "clients 10 (paper 100)"
+    rknn = {"method": "reverse k-NN", "private_dataset": "mnist", "n": 60000, "public_n": 5000}
+    assert of_row(rknn) == "" and of_row({"method": "DP-SGD"}) == "" and of_row({"method": "PATE"}) == ""

@@ -320,6 +320,12 @@ def test_compare_findings_rank_methods_only_where_the_intervals_separate():
     assert f"at any epsilon: {dp}, inconclusive against LDP-DL" in line
     assert "not ranked (evaluation-only: its models are not covered): FedMD-LDP, best 0.890" in line
     assert "not ranked (delta >= 1/n): FedMD-NFDP, best 0.500" in line
+    flagged = t.assign(regime=["", "", "", "owners L 10 (paper 10,000)", "", ""])
+    (line,) = compare_findings(flagged)
+    assert (
+        "inconclusive against LDP-DL 0.790 [0.750, 0.830] (local, eps per record 96, outside its paper's regime)"
+        in line
+    )
 
 
 def test_audit_findings_say_what_each_row_can_and_cannot_show():

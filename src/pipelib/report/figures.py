@@ -594,7 +594,7 @@ KIND_MARKERS = {"central": "o", "party": "D", "local": "s", "per-weight-per-roun
 def compare_data(table: pd.DataFrame, scenario: str) -> pd.DataFrame:
     """The rows of one scenario (variants with other numbers of parties excluded), best first per method."""
     cols = ["method", "mechanism", "epsilon", "delta", "delta_vacuous", "guarantee_kind", "claim_kind"]
-    cols += ["claim_epsilon", "accuracy", "protected_unit"]
+    cols += ["claim_epsilon", "accuracy", "protected_unit"] + (["regime"] if "regime" in table else [])
     rows = table[table["scenario"] == scenario][cols]
     return rows.sort_values(["method", "epsilon", "accuracy"], kind="stable").reset_index(drop=True)
 
@@ -602,8 +602,9 @@ def compare_data(table: pd.DataFrame, scenario: str) -> pd.DataFrame:
 def plot_compare(data: pd.DataFrame, scenario: str, out: dict) -> None:
     """Accuracy against the guarantee's epsilon, one colour per method and one line per method and kind
     of guarantee (its best row at each epsilon; every row a marker), marker shape by the guarantee's kind
-    (hollow where delta >= 1/n: a vacuous delta); paper 001's per-weight claim drawn where it claims to
-    be, joined to its composed guarantee by a dotted line.  No mechanism: at the right edge."""
+    (hollow where delta >= 1/n: a vacuous delta; faded where the row is outside its paper's regime); paper
+    001's per-weight claim drawn where it claims to be, joined to its composed guarantee by a dotted line.  No
+    mechanism: at the right edge."""
 
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7.6, 3.6))
@@ -621,7 +622,15 @@ def plot_compare(data: pd.DataFrame, scenario: str, out: dict) -> None:
         ax.plot(best.index, best.values, linewidth=1, color=c)
         for i in g.index:
             face = "none" if data.at[i, "delta_vacuous"] and kind != "none" else c
-            ax.plot(x[i], g.at[i, "accuracy"], KIND_MARKERS[kind], color=c, markerfacecolor=face)
+            flagged = "regime" in data and str(data.at[i, "regime"] or "") not in ("", "nan")
+            ax.plot(
+                x[i],
+                g.at[i, "accuracy"],
+                KIND_MARKERS[kind],
+                color=c,
+                markerfacecolor=face,
+                alpha=0.35 if flagged else 1,
+            )
             if data.at[i, "claim_kind"] != kind:
                 claim = data.at[i, "claim_epsilon"]
                 ax.plot([claim, x[i]], [g.at[i, "accuracy"]] * 2, ":", color=c, linewidth=0.8)
@@ -632,7 +641,7 @@ def plot_compare(data: pd.DataFrame, scenario: str, out: dict) -> None:
     ax.axvline(edge, color="grey", linewidth=0.6, linestyle=":")
     ax.set_xlabel(f"epsilon of the guarantee (log; at {edge:g}: no mechanism)")
     ax.set_ylabel("test accuracy")
-    ax.set_title(f"{scenario}: every method (hollow: delta >= 1/n)")
+    ax.set_title(f"{scenario}: every method (hollow: delta >= 1/n; faded: outside its paper's regime)")
     ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     save(fig, data, out)
 

@@ -848,9 +848,10 @@ BUDGETS = (1.0, 8.0, math.inf)  # epsilon per record: the budgets at which the c
 def _acc(r: dict) -> str:
     """'0.862 [0.84, 0.88] (central, eps 8)': a row's accuracy, interval, kind of guarantee and epsilon."""
     interval = "" if pd.isna(r.get("accuracy_low")) else f" [{r['accuracy_low']:.3f}, {r['accuracy_high']:.3f}]"
-    if r["guarantee_kind"] == "none":
-        return f"{r['method']} {r['accuracy']:.3f}{interval}"
-    return f"{r['method']} {r['accuracy']:.3f}{interval} ({r['guarantee_kind']}, eps per record {fmt(r['eps'])})"
+    notes = [] if r["guarantee_kind"] == "none" else [f"{r['guarantee_kind']}, eps per record {fmt(r['eps'])}"]
+    if str(r.get("regime") or "") not in ("", "nan"):
+        notes.append("outside its paper's regime")
+    return f"{r['method']} {r['accuracy']:.3f}{interval}" + (f" ({', '.join(notes)})" if notes else "")
 
 
 def compare_findings(t: pd.DataFrame) -> list[str]:
@@ -1049,6 +1050,8 @@ def compare_page(compare_csv, audit_csv, command: str, figures: dict | None = No
     for scenario, rows in t.groupby("scenario", sort=True):
         best = rows.sort_values("accuracy", ascending=False).groupby(["method", "guarantee_kind"], sort=False).head(1)
         counts = rows.groupby(["method", "guarantee_kind"]).size()
+        best = best.sort_values(["guarantee_kind", "accuracy"], ascending=[True, False])
+        marks, regime_note = regime_marks(best)
         body = [
             [
                 r["method"],
@@ -1061,8 +1064,9 @@ def compare_page(compare_csv, audit_csv, command: str, figures: dict | None = No
                 r.get("epsilon_record", r["epsilon"]),
                 f"{r['accuracy']:.4f}",
                 int(counts[(r["method"], r["guarantee_kind"])]),
+                mark,
             ]
-            for r in best.sort_values(["guarantee_kind", "accuracy"], ascending=[True, False]).to_dict("records")
+            for r, mark in zip(best.to_dict("records"), marks)
         ]
         header = [
             "method",
@@ -1075,8 +1079,9 @@ def compare_page(compare_csv, audit_csv, command: str, figures: dict | None = No
             "eps per record",
             "test acc.",
             "rows",
+            "regime",
         ]
-        lines += [f"## {scenario}", "", markdown_table(header, body), ""]
+        lines += [f"## {scenario}", "", markdown_table(header, body), "", *regime_note]
         if f"compare_{scenario}" in figures:
             lines += [f"![{scenario}: accuracy against epsilon]({figures[f'compare_{scenario}']})", ""]
     if audit_csv is not None:

@@ -90,6 +90,35 @@ def rknn(row: dict) -> str:
     )
 
 
+# The papers' datasets, by the (public, private) data a compare.csv row names: FedMD's are pairs (public data,
+# private task), the others' their private dataset; a row on any other data is outside its paper's setting.
+FEDMD_DATASETS = {("mnist", "femnist_letters"): "FEMNIST", ("cifar10", "cifar100"): "CIFAR-10"}
+PAPER_DATASETS = {
+    "reverse k-NN": ("003", {"mnist": "MNIST", "cifar10": "CIFAR-10"}),
+    "LDP-DL": ("004", {"mnist": "MNIST", "fashion_mnist": "Fashion-MNIST", "cifar10": "CIFAR-10"}),
+    "LDP-FL": ("001", {"mnist": "MNIST", "fashion_mnist": "Fashion-MNIST", "cifar10": "CIFAR-10"}),
+    "FedAvg": ("001", {"mnist": "MNIST", "fashion_mnist": "Fashion-MNIST", "cifar10": "CIFAR-10"}),
+}
+CHECKS = {"reverse k-NN": rknn, "LDP-DL": ldpdl, "LDP-FL": ldpfl, "FedAvg": ldpfl}
+
+
+def of_row(row: dict) -> str:
+    """A compare.csv row's departures from its own paper's setting: FedMD's budget and party size, reverse
+    k-NN's records, LDP-DL's owners and queries, LDP-FL's clients, records and rounds; a dataset its paper does
+    not use is a departure of its own.  DP-SGD, PATE and Centralized without a paper setting of their own
+    here: ''."""
+    method = row["method"]
+    if str(method).startswith("FedMD"):
+        return fedmd(row, FEDMD_DATASETS.get((row.get("public_dataset"), row.get("private_dataset")), ""))
+    if method not in CHECKS:
+        return ""
+    number, labels = PAPER_DATASETS[method]
+    label = labels.get(row.get("private_dataset"))
+    if label is None:
+        return f"{row.get('private_dataset')} is not a dataset of paper {number}"
+    return CHECKS[method]({**row, "dataset": label})
+
+
 # A figure's rows share their table's setting except the swept variable: they carry the regime of the table
 # rows of the same dataset (figure-name prefix -> table, and the rows of it that the figure varies).
 FIGURE_TABLES = {

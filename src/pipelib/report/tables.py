@@ -151,6 +151,7 @@ def compare(result_paths, out_csv, delta_ref: float) -> pd.DataFrame:
     for c in table:
         if table[c].map(lambda v: isinstance(v, (list, dict))).any():
             table[c] = table[c].map(lambda v: " ".join(map(str, v)) if isinstance(v, list) else v)
+    table["regime"] = [regime.of_row(r) for r in table.to_dict("records")]  # each method against its own paper
     write_csv(table, out_csv)
     return table
 
