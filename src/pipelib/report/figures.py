@@ -22,7 +22,7 @@ from .. import stats
 from ..io import atomic_path, read_csv, read_json, read_table, write_csv
 from ..privacy import gaussian
 from ..privacy.nfdp import SAMPLINGS, WITH_REPLACEMENT, nfdp
-from . import paper
+from . import paper, regime
 from .parties import party_interval
 
 STYLE = {
@@ -622,7 +622,7 @@ def plot_compare(data: pd.DataFrame, scenario: str, out: dict) -> None:
         ax.plot(best.index, best.values, linewidth=1, color=c)
         for i in g.index:
             face = "none" if data.at[i, "delta_vacuous"] and kind != "none" else c
-            flagged = "regime" in data and str(data.at[i, "regime"] or "") not in ("", "nan")
+            flagged = "regime" in data and regime.flagged(data.at[i, "regime"])
             ax.plot(
                 x[i],
                 g.at[i, "accuracy"],

@@ -544,10 +544,11 @@ def fedmd_budget_page(csv, figures: dict, command: str) -> str:
 def figure_regime(name: str, tables: dict) -> list[str]:
     """A line under figure ``name``: where its rows depart from the paper's regime, per dataset (its table's
     rows of the same dataset; ``tables``: table name -> CSV path); nothing for a closed-form figure."""
-    flags = regime.by_dataset(name, {k: pd.read_csv(v) for k, v in tables.items() if v is not None})
-    table = next((t for p, (t, _) in regime.FIGURE_TABLES.items() if name.startswith(p)), None)
-    if table is None:
+    entry = regime.figure_table(name)
+    if entry is None:
         return []
+    table = entry[0]
+    flags = regime.by_dataset(name, {k: pd.read_csv(v) for k, v in tables.items() if k == table and v is not None})
     if flags is None:
         return [f"Regime: unknown (no {table}.csv in this run selection): a claim on these rows stays *untested*.", ""]
     parts = [f"{d}: {f or 'in the paper’s regime'}" for d, f in sorted(flags.items())]
@@ -849,7 +850,7 @@ def _acc(r: dict) -> str:
     """'0.862 [0.84, 0.88] (central, eps 8)': a row's accuracy, interval, kind of guarantee and epsilon."""
     interval = "" if pd.isna(r.get("accuracy_low")) else f" [{r['accuracy_low']:.3f}, {r['accuracy_high']:.3f}]"
     notes = [] if r["guarantee_kind"] == "none" else [f"{r['guarantee_kind']}, eps per record {fmt(r['eps'])}"]
-    if str(r.get("regime") or "") not in ("", "nan"):
+    if regime.flagged(r.get("regime")):
         notes.append("outside its paper's regime")
     return f"{r['method']} {r['accuracy']:.3f}{interval}" + (f" ({', '.join(notes)})" if notes else "")
 

@@ -93,11 +93,12 @@ def rknn(row: dict) -> str:
 # The papers' datasets, by the (public, private) data a compare.csv row names: FedMD's are pairs (public data,
 # private task), the others' their private dataset; a row on any other data is outside its paper's setting.
 FEDMD_DATASETS = {("mnist", "femnist_letters"): "FEMNIST", ("cifar10", "cifar100"): "CIFAR-10"}
+IMAGE_DATASETS = {"mnist": "MNIST", "fashion_mnist": "Fashion-MNIST", "cifar10": "CIFAR-10"}  # papers 001, 004
 PAPER_DATASETS = {
     "reverse k-NN": ("003", {"mnist": "MNIST", "cifar10": "CIFAR-10"}),
-    "LDP-DL": ("004", {"mnist": "MNIST", "fashion_mnist": "Fashion-MNIST", "cifar10": "CIFAR-10"}),
-    "LDP-FL": ("001", {"mnist": "MNIST", "fashion_mnist": "Fashion-MNIST", "cifar10": "CIFAR-10"}),
-    "FedAvg": ("001", {"mnist": "MNIST", "fashion_mnist": "Fashion-MNIST", "cifar10": "CIFAR-10"}),
+    "LDP-DL": ("004", IMAGE_DATASETS),
+    "LDP-FL": ("001", IMAGE_DATASETS),
+    "FedAvg": ("001", IMAGE_DATASETS),
 }
 CHECKS = {"reverse k-NN": rknn, "LDP-DL": ldpdl, "LDP-FL": ldpfl, "FedAvg": ldpfl}
 
@@ -130,34 +131,41 @@ FIGURE_TABLES = {
 }
 
 
+def flagged(value) -> bool:
+    """Whether a ``regime`` cell names a departure ('' and a missing value read back from CSV do not)."""
+    return str(value or "") not in ("", "nan")
+
+
+def figure_table(name: str) -> tuple[str, dict] | None:
+    """The table whose rows give figure ``name``'s regime, and the filter choosing them; None for a figure
+    with no table (the closed forms)."""
+    return next((entry for prefix, entry in FIGURE_TABLES.items() if name.startswith(prefix)), None)
+
+
 def by_dataset(name: str, tables: dict) -> dict | None:
     """The regime of figure ``name``'s rows per dataset: the departures of its table's rows of that dataset
     (``tables``: table name -> frame with a regime column); None for a figure with no table (the closed forms)
     or when the table is not in ``tables`` or has no regime column."""
-    for prefix, (table, rows) in FIGURE_TABLES.items():
-        if not name.startswith(prefix):
-            continue
-        t = tables.get(table)
-        if t is None or "regime" not in t:
-            return None
-        for column, value in rows.items():
-            t = t[t[column] == value]
-        return {
-            dataset: "; ".join(sorted({str(f) for f in g["regime"].fillna("") if str(f)}))
-            for dataset, g in t.groupby("dataset")
-        }
-    return None
+    entry = figure_table(name)
+    t = tables.get(entry[0]) if entry else None
+    if t is None or "regime" not in t:
+        return None
+    for column, value in entry[1].items():
+        t = t[t[column] == value]
+    return {
+        dataset: "; ".join(sorted({str(f) for f in g["regime"].fillna("") if str(f)}))
+        for dataset, g in t.groupby("dataset")
+    }
 
 
 def of_figure(name: str, data: pd.DataFrame, tables: dict) -> pd.Series | None:
     """The ``regime`` of a figure's rows (``tables``: table name -> frame with a regime column), or None for a
     figure with no table (the closed forms).  A dataset whose table rows this run lacks is flagged as unknown:
     a claim on it stays untested."""
-    prefix = next((p for p in FIGURE_TABLES if name.startswith(p)), None)
-    if prefix is None:
+    entry = figure_table(name)
+    if entry is None:
         return None
-    table = FIGURE_TABLES[prefix][0]
-    unknown = f"regime unknown: no {table} row of this dataset in this run"
+    unknown = f"regime unknown: no {entry[0]} row of this dataset in this run"
     flags = by_dataset(name, tables)
     if flags is None:
         return pd.Series(unknown, index=data.index)
