@@ -66,3 +66,35 @@ def test_the_stage_sample_reads_each_started_job_and_names_real_reduced_outputs(
     ]
     targets = [t for t in stage_times.TARGETS.read_text().splitlines() if t.strip() and not t.startswith("#")]
     assert len(targets) >= 10 and all(t.startswith("results/reduced/") for t in targets)
+
+
+def _device_workflow():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import device_workflow
+    finally:
+        sys.path.pop(0)
+    return device_workflow
+
+
+def test_the_device_closure_carries_snakemake_and_leaves_what_the_device_holds():
+    """benchmarks/device_workflow.py pack: Snakemake's closure has Snakemake and its plugin interfaces, and
+    none of the packages the GPU image already holds (numpy, PyYAML) or the ILP solver it never needs."""
+    names = {d.metadata["Name"].lower().replace("_", "-") for d in _device_workflow().closure(["snakemake"])}
+    assert {"snakemake", "snakemake-interface-common", "yte"} <= names
+    assert not names & {"numpy", "pyyaml", "pulp", "torch"}
+
+
+def test_the_committed_device_page_is_what_its_script_writes_from_its_rows(tmp_path):
+    """docs/reproduction/gpu-h200-ldpfl: its README.md is generated from the result rows beside it (rows
+    change, the page follows), and its Table 1 rows are the paper preset's MNIST and Fashion-MNIST ones."""
+    import shutil
+
+    folder = ROOT / "docs" / "reproduction" / "gpu-h200-ldpfl"
+    copy = tmp_path / folder.name
+    shutil.copytree(folder / "results", copy / "results")
+    title = (folder / "README.md").read_text().splitlines()[2].removeprefix("# ")
+    args = type("Args", (), {"folder": str(copy), "title": title, "configfile": []})
+    assert _device_workflow().page(args) == (folder / "README.md").read_text()
+    table = (copy / "table_ldpfl.csv").read_text()
+    assert table.count("MNIST,") == 10 and "fedcnn-32-64-512" in table and "fedcnn-16-32-128" not in table
