@@ -116,6 +116,7 @@ def test_regime_flags_name_each_departure_from_the_papers_setting():
         regime.rknn({"dataset": "CIFAR-10", "n": 20000, "public_n": 30000}) == "private records 20,000 (paper 29,000)"
     )
     assert regime.rknn({"dataset": "MNIST", "n": 3000, "public_n": 5000}) == "private records 3,000 (paper 60,000)"
+    assert regime.rknn({"dataset": "FEMNIST", "n": 4000, "public_n": 1000}) == "FEMNIST is not a dataset of paper 003"
     # a figure's rows carry the regime of its table's rows of the same dataset
     table = pd.DataFrame({"dataset": ["A", "A", "B"], "method": ["LDP-DL", "PATE", "LDP-DL"], "regime": ["x", "y", ""]})
     figure = pd.DataFrame({"dataset": ["A", "B", "C"]})

@@ -78,10 +78,11 @@ RKNN_SETTING = {"MNIST": {"n": 60000, "public_n": 5000}, "CIFAR-10": {"n": 29000
 
 def rknn(row: dict) -> str:
     """A reverse k-NN row's departures from paper 003's private records (the votes per query, against which
-    the noise is set) and public pool (what is clustered and labelled)."""
+    the noise is set) and public pool (what is clustered and labelled); a comparison row on another dataset
+    (FedMD-NFDP's splits) is outside the paper's setting altogether."""
     setting = RKNN_SETTING.get(row["dataset"])
     if setting is None:
-        return ""
+        return f"{row['dataset']} is not a dataset of paper 003"
     names = {"n": "private records", "public_n": "public records"}
     return "; ".join(
         f"{names[key]} {_number(row[key])} (paper {_number(paper_value)})"
