@@ -120,6 +120,11 @@ def test_rebuild_commands_put_the_target_first_and_carry_the_runs_config(tmp_pat
     assert integrity.rebuild_command(Path("results/reduced/table2.csv"), None) == (
         ".venv/bin/snakemake results/reduced/table2.csv --cores 2 --force --configfile presets/reduced.yaml"
     )
+    # several files: one call, every target before the options
+    monkeypatch.chdir(tmp_path)
+    both = [Path("results/tiny/table2.csv"), tmp_path / "results/tiny/table3.csv"]
+    cmd = shlex.split(integrity.rebuild_command(both, r, tmp_path))
+    assert cmd[1:6] == ["results/tiny/table2.csv", "results/tiny/table3.csv", "--cores", "2", "--force"]
 
 
 def test_a_write_that_the_operating_system_refuses_names_the_output(tmp_path, monkeypatch):

@@ -168,20 +168,22 @@ def _snakemake_exe(local: bool) -> str:
 
 
 def rebuild_command(path, record: dict | None, workdir=None, force: bool = True, elsewhere: bool | None = None) -> str:
-    """The shell command that (re)builds ``path`` as the recorded run made it: the target first, then
-    --configfile and --config (they swallow what follows); --directory when run from elsewhere (``elsewhere``
-    forces it: a run started with --directory prints its hints from inside that folder, but the user types
-    them where they started).  Without a record, the command for the repository's layout (results/<preset>
-    with presets/<preset>.yaml)."""
-    path = Path(path)
+    """The shell command that (re)builds ``path`` (one path, or a list: one Snakemake call for all of them) as
+    the recorded run made it: the targets first, then --configfile and --config (they swallow what follows);
+    --directory when run from elsewhere (``elsewhere`` forces it: a run started with --directory prints its
+    hints from inside that folder, but the user types them where they started).  Without a record, the command
+    for the repository's layout (results/<preset> with presets/<preset>.yaml)."""
+    paths = [Path(p) for p in path] if isinstance(path, (list, tuple)) else [Path(path)]
     if record is None:
-        name = path.parts[1] if len(path.parts) > 2 and path.parts[0] == "results" else None
+        first = paths[0]
+        name = first.parts[1] if len(first.parts) > 2 and first.parts[0] == "results" else None
         extra = f" --configfile presets/{name}.yaml" if name and Path(f"presets/{name}.yaml").is_file() else ""
-        return f".venv/bin/snakemake {path} --cores 2{' --force' if force else ''}{extra}"
+        targets = " ".join(str(p) for p in paths)
+        return f".venv/bin/snakemake {targets} --cores 2{' --force' if force else ''}{extra}"
     workdir = Path(workdir or Path.cwd()).resolve()
     local = Path.cwd().resolve() == workdir if elsewhere is None else not elsewhere
-    target = _relative(path, workdir) if path.is_absolute() else str(path)
-    cmd = [_snakemake_exe(local), target, "--cores", "2"] + (["--force"] if force else [])
+    targets = [_relative(p, workdir) if p.is_absolute() else str(p) for p in paths]
+    cmd = [_snakemake_exe(local), *targets, "--cores", "2"] + (["--force"] if force else [])
     if record["snakefile"] != "Snakefile":
         cmd += ["--snakefile", str(Path(workdir, record["snakefile"]))]
     if not local:

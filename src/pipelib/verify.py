@@ -211,4 +211,8 @@ def report(results_dir) -> tuple[str, int]:
         hint = rebuild_command(Path(path).resolve(), record, workdir, force=why != "missing")
         shown = os.path.relpath(path) if Path(path).resolve().is_relative_to(Path.cwd().resolve()) else path
         lines += [f"  {shown}: {why}", f"    {'build' if why == 'missing' else 'rebuild'}: {hint}"]
+    paths = list(dict.fromkeys(Path(path).resolve() for path, _ in problems))
+    if len(paths) > 1:  # one Snakemake call for all (Snakemake's start and DAG take most of a small rebuild)
+        damaged = any(why != "missing" for _, why in problems)
+        lines.append(f"  all at once: {rebuild_command(paths, record, workdir, force=damaged)}")
     return "\n".join(lines), 1
