@@ -199,15 +199,14 @@ def _models(archs: list[str]) -> str:
 
 def _finding(row: dict) -> str:
     """Where the paper's printed accuracy lies against a row's 95 % interval."""
+    from pipelib.stats import against_interval
+
     what = f"- {row['preset']} preset, {row['method']} k = {row['k']} ({row['models']}, {row['R x queries']}):"
     if row["paper"] is None or row["paper"] != row["paper"]:
         return f"{what} no printed value to compare"
-    low, high = row["_interval"]
-    if low <= row["paper"] <= high:
-        return f"{what} the paper's {row['paper']:.3f} lies inside the interval: reproduced at this budget"
-    side = "above" if row["paper"] > high else "below"
-    edge = high if side == "above" else low
-    return f"{what} the paper's {row['paper']:.3f} lies {100 * abs(row['paper'] - edge):.1f} points {side} the interval"
+    where = against_interval(row["paper"], *row["_interval"], digits=3)
+    suffix = ": reproduced at this budget" if where.startswith("inside") else ""
+    return f"{what} the paper's {row['paper']:.3f} lies {where}{suffix}"
 
 
 def report(args) -> str:

@@ -120,6 +120,11 @@ def test_rebuild_commands_put_the_target_first_and_carry_the_runs_config(tmp_pat
     assert integrity.rebuild_command(Path("results/reduced/table2.csv"), None) == (
         ".venv/bin/snakemake results/reduced/table2.csv --cores 2 --force --configfile presets/reduced.yaml"
     )
+    monkeypatch.chdir(REPO)  # verify passes resolved paths: the preset is still found, a space still quoted
+    assert integrity.rebuild_command([REPO / "results/reduced/table2.csv", REPO / "results/reduced/a b.csv"], None) == (
+        ".venv/bin/snakemake results/reduced/table2.csv 'results/reduced/a b.csv' --cores 2 --force "
+        "--configfile presets/reduced.yaml"
+    )
     # several files: one call, every target before the options
     monkeypatch.chdir(tmp_path)
     both = [Path("results/tiny/table2.csv"), tmp_path / "results/tiny/table3.csv"]
@@ -192,3 +197,24 @@ def test_the_plan_counts_the_budget_ablations_rounds_queries_and_epochs(tmp_path
         pytest.approx(3 * one)
     )
     assert ("paper002.budget.k", "femnist_iid", "with_replacement", 16) in nfdp_requests(config)
+
+
+def test_verify_gives_one_command_for_every_damaged_output_and_removes_a_damaged_checkpoint(tmp_path, monkeypatch):
+    """pipelib verify: each problem's own command, and with several files one `all at once:` call; a round
+    checkpoint (a job's parameter, built by no rule) is to be removed, never a Snakemake target."""
+    from pipelib import verify
+
+    root = tmp_path / "results/tiny"
+    for folder in ("data", "partitions", "fedmd/x/np", "tables"):
+        (root / folder).mkdir(parents=True)
+    (root / "fedmd/x/np/result.json").write_text('{"x')
+    (root / "fedmd/x/np/resume.pt").write_bytes(b"not a checkpoint")
+    (root / "tables/t.csv").write_bytes(b'a,b\n"1,2\n')
+    monkeypatch.chdir(tmp_path)
+    text, status = verify.report("results/tiny")
+    assert status == 1, text
+    assert "    remove: rm results/tiny/fedmd/x/np/resume.pt" in text
+    together = [line for line in text.splitlines() if line.startswith("  all at once: ")]
+    assert len(together) == 1 and "resume.pt" not in together[0]
+    cmd = shlex.split(together[0].split(": ", 1)[1])
+    assert cmd[1:3] == ["results/tiny/fedmd/x/np/result.json", "results/tiny/tables/t.csv"] and "--force" in cmd

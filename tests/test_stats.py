@@ -73,3 +73,11 @@ def test_the_interval_from_a_rows_summary_is_the_interval_from_its_parties():
     summary = stats.summary_accuracy_interval(accs.mean(), accs.std(ddof=0), accs.size, 900)
     assert summary == pytest.approx(stats.mean_accuracy_interval(accs, 900), abs=1e-12)
     assert stats.summary_accuracy_interval(0.7, 0.0, 1, 900) == stats.accuracy_interval(0.7, 900)
+
+
+def test_against_interval_says_inside_or_how_far_from_the_nearer_end():
+    from pipelib.stats import against_interval
+
+    assert against_interval(0.5, 0.4, 0.6) == "inside [0.4000, 0.6000]"
+    assert against_interval(0.806, 0.593, 0.690, digits=3) == "11.6 points above [0.593, 0.690]"
+    assert against_interval(0.3, 0.4, 0.6) == "10.00 points below [0.4000, 0.6000]"

@@ -175,11 +175,13 @@ def rebuild_command(path, record: dict | None, workdir=None, force: bool = True,
     for the repository's layout (results/<preset> with presets/<preset>.yaml)."""
     paths = [Path(p) for p in path] if isinstance(path, (list, tuple)) else [Path(path)]
     if record is None:
+        here = Path.cwd().resolve()
+        paths = [p.relative_to(here) if p.is_absolute() and p.is_relative_to(here) else p for p in paths]
         first = paths[0]
         name = first.parts[1] if len(first.parts) > 2 and first.parts[0] == "results" else None
-        extra = f" --configfile presets/{name}.yaml" if name and Path(f"presets/{name}.yaml").is_file() else ""
-        targets = " ".join(str(p) for p in paths)
-        return f".venv/bin/snakemake {targets} --cores 2{' --force' if force else ''}{extra}"
+        extra = ["--configfile", f"presets/{name}.yaml"] if name and Path(f"presets/{name}.yaml").is_file() else []
+        forced = ["--force"] if force else []
+        return shlex.join([".venv/bin/snakemake", *map(str, paths), "--cores", "2", *forced, *extra])
     workdir = Path(workdir or Path.cwd()).resolve()
     local = Path.cwd().resolve() == workdir if elsewhere is None else not elsewhere
     targets = [_relative(p, workdir) if p.is_absolute() else str(p) for p in paths]

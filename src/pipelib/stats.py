@@ -38,6 +38,16 @@ def overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
     return a[0] <= b[1] and b[0] <= a[1]
 
 
+def against_interval(value: float, low: float, high: float, digits: int = 4) -> str:
+    """Where ``value`` (a paper's printed accuracy) lies against an interval [low, high]: "inside [l, h]", or
+    "X points above/below [l, h]" (X in accuracy points, from the nearer end)."""
+    interval = f"[{low:.{digits}f}, {high:.{digits}f}]"
+    if low <= value <= high:
+        return f"inside {interval}"
+    side, edge = ("above", high) if value > high else ("below", low)
+    return f"{100 * abs(value - edge):.{max(digits - 2, 1)}f} points {side} {interval}"
+
+
 def mean_accuracy_interval(accuracies, n: int, confidence: float = 0.95) -> tuple[float, float]:
     """The interval of a mean over parties of accuracies measured on the same ``n`` test records: the
     parties' spread (Student's t over the parties) and the test set's binomial sampling at the mean,

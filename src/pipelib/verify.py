@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 from pathlib import Path
 
 import numpy as np
@@ -181,6 +182,11 @@ def verify(results_dir) -> list[tuple[Path, str]]:
     return problems + _consistency(root)
 
 
+def _checkpoint(path) -> bool:
+    """A job's round checkpoint (``resume.pt``, ``<model>.resume.pt``): a parameter of its job, not an output."""
+    return Path(path).name.endswith("resume.pt")
+
+
 def _looks_like_results(root: Path) -> bool:
     """A results folder made before run records existed: a pipelib layout (ingested data, partitions)."""
     return (root / "data").is_dir() and (root / "partitions").is_dir()
@@ -208,11 +214,16 @@ def report(results_dir) -> tuple[str, int]:
     lines = [f"{root}: {len(problems)} problem(s) in {files} files{note}:"]
     workdir = workdir_of(root, record) if record else None
     for path, why in problems:
-        hint = rebuild_command(Path(path).resolve(), record, workdir, force=why != "missing")
         shown = os.path.relpath(path) if Path(path).resolve().is_relative_to(Path.cwd().resolve()) else path
+        if _checkpoint(path):  # no rule builds it: without it the job starts from its first round
+            lines += [f"  {shown}: {why}", f"    remove: {shlex.join(['rm', str(shown)])}"]
+            continue
+        hint = rebuild_command(Path(path).resolve(), record, workdir, force=why != "missing")
         lines += [f"  {shown}: {why}", f"    {'build' if why == 'missing' else 'rebuild'}: {hint}"]
-    paths = list(dict.fromkeys(Path(path).resolve() for path, _ in problems))
-    if len(paths) > 1:  # one Snakemake call for all (Snakemake's start and DAG take most of a small rebuild)
-        damaged = any(why != "missing" for _, why in problems)
+    # one Snakemake call for all (its start and DAG take most of a small rebuild)
+    outputs = [(Path(path).resolve(), why) for path, why in problems if not _checkpoint(path)]
+    paths = list(dict.fromkeys(path for path, _ in outputs))
+    if len(paths) > 1:
+        damaged = any(why != "missing" for _, why in outputs)
         lines.append(f"  all at once: {rebuild_command(paths, record, workdir, force=damaged)}")
     return "\n".join(lines), 1
