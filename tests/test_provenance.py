@@ -2,6 +2,7 @@
 
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -115,12 +116,41 @@ def test_package_digest_covers_every_file(package):
     assert provenance.package_digest(pkg) != before
 
 
-def test_resume_fingerprint_changes_with_the_package(monkeypatch):
-    """A checkpoint written by other pipelib code is not resumed: the fingerprint carries its digest."""
-    base = checkpoint.fingerprint("fedmd", {"rounds": 2}, 0)
-    assert checkpoint.fingerprint("fedmd", {"rounds": 2}, 0) == base
+def test_resume_fingerprint_is_keyed_by_the_jobs_code_digest(monkeypatch):
+    """A checkpoint is resumed by the same job code only: the fingerprint carries the job's params.code,
+    and outside a workflow job (no code digest) every pipelib file."""
+    base = checkpoint.fingerprint("a" * 16, "fedmd", {"rounds": 2}, 0)
+    assert checkpoint.fingerprint("a" * 16, "fedmd", {"rounds": 2}, 0) == base
+    assert checkpoint.fingerprint("b" * 16, "fedmd", {"rounds": 2}, 0) != base
+    assert checkpoint.fingerprint("a" * 16, "fedmd", {"rounds": 3}, 0) != base
+    outside = checkpoint.fingerprint("", "fedmd", {"rounds": 2}, 0)
     monkeypatch.setattr(provenance, "package_digest", lambda: "0" * 16)
-    assert checkpoint.fingerprint("fedmd", {"rounds": 2}, 0) != base
+    assert checkpoint.fingerprint("", "fedmd", {"rounds": 2}, 0) != outside
+    assert checkpoint.fingerprint("a" * 16, "fedmd", {"rounds": 2}, 0) == base  # the job's digest alone counts
+
+
+def test_a_killed_jobs_checkpoint_survives_an_edit_outside_the_code_it_runs(package, tmp_path):
+    """Editing a module the job's script does not run keeps its code digest, so a killed job resumes (as
+    Snakemake, on the same digest, does not re-run a finished one); editing one it runs discards the file."""
+    from pipelib.job import Job
+
+    pkg, script = package
+
+    class Params(dict):  # Snakemake's params: entries by name and .get
+        __getattr__ = dict.__getitem__
+
+    def job():  # the job as its script sees it, with the rule's params.code of now
+        params = Params(seed=0, code=provenance.code_digest(script, pkg))
+        return Job.of(SimpleNamespace(params=params, threads=1, rule="r", wildcards={}, input={}, output={}))
+
+    first = job()
+    assert first.code == provenance.code_digest(script, pkg) != ""
+    ckpt = tmp_path / "resume.pt"
+    checkpoint.save_checkpoint(ckpt, checkpoint.fingerprint(first.code, "run"), round=3)
+    (pkg / "c.py").write_text("X = 2\n")  # a module the script does not run
+    assert checkpoint.load_checkpoint(ckpt, checkpoint.fingerprint(job().code, "run"))["round"] == 3
+    (pkg / "b.py").write_text("def g():\n    return 2  # edited\n")  # run by the script through a
+    assert checkpoint.load_checkpoint(ckpt, checkpoint.fingerprint(job().code, "run")) is None
 
 
 def test_every_script_rule_passes_its_code_digest():

@@ -1,8 +1,9 @@
 """The context of one workflow job, built once from what Snakemake hands its script: the rule and its
 wildcards (the release the job makes: a mechanism's randomness is keyed by them), the seed, the preset, the
 device, training precision and CPU threads, where a mechanism's randomness comes from, the file the job
-resumes from, and its input and output files by name.  Method entry points take one :class:`Job` (and
-their settings) instead of a keyword argument for each of these; tests build one directly."""
+resumes from and the digest of the code it runs, and its input and output files by name.  Method entry
+points take one :class:`Job` (and their settings) instead of a keyword argument for each of these; tests
+build one directly."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ class Job:
     rule: str = ""
     release: dict = field(default_factory=dict)
     checkpoint: str | None = None
+    code: str = ""
     input: dict = field(default_factory=dict)
     output: dict = field(default_factory=dict)
 
@@ -47,6 +49,7 @@ class Job:
             rule=smk.rule,
             release=dict(smk.wildcards.items()),
             checkpoint=p.get("checkpoint"),
+            code=p.get("code", ""),
             input={k: _plain(v) for k, v in smk.input.items()},
             output={k: _plain(v) for k, v in smk.output.items()},
         )

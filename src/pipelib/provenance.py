@@ -2,8 +2,9 @@
 
 Snakemake's code trigger sees a rule's script but not the package the script imports, so a rule
 passes ``code_digest(script)`` as a param: editing any pipelib module the script imports, directly
-or through other modules, changes the param and re-runs exactly those rules.  Resume checkpoints
-carry ``package_digest()`` so a run is never continued by other code.
+or through other modules, changes the param and re-runs exactly those rules.  A resume checkpoint
+carries the same digest (``Job.code``) so a run is never continued by other code; ``package_digest()``
+stands in for it outside a workflow job.
 
 Modules are named by their dotted path inside the package (``privacy.nfdp``, ``privacy`` for
 ``privacy/__init__.py``, ``__init__`` for the package's own ``__init__.py``); importing a module

@@ -381,7 +381,7 @@ def train_encoder(job: Job, settings: dict) -> None:
         keep = np.sort(rng(seed, "simclr-subset", name).choice(len(x), limit, replace=False))
         x = x[torch.from_numpy(keep).to(dev)]
     gen = loop.seed_everything(torch_seed(seed, "simclr", name))
-    fp = fingerprint("simclr", name, settings, str(public_path), seed)
+    fp = fingerprint(job.code, "simclr", name, settings, str(public_path), seed)
     model = train_simclr(x, settings, gen, Resume(checkpoint, fp))
     save_encoder(model, out_model)
     clear_checkpoint(checkpoint)

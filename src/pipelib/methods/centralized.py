@@ -35,7 +35,7 @@ def centralized(job: Job, settings: TrainSettings, *, n_public_classes: int) -> 
     gen = loop.seed_everything(torch_seed(seed, "centralized", scenario, arch))
     model = load_model(job.input["model"], dev, task[1])
     t0 = time.perf_counter()
-    fp = fingerprint("centralized", scenario, arch, [str(p) for p in party_paths], settings, seed)
+    fp = fingerprint(job.code, "centralized", scenario, arch, [str(p) for p in party_paths], settings, seed)
     evaluate = lambda m: {"test_accuracy": loop.accuracy(m, x_test, y_test, outputs=task)}  # noqa: E731
     monitor = Monitor(f"centralized {arch}", evaluate, every=max(1, settings.epochs // 10))
     train_supervised(

@@ -366,7 +366,7 @@ def run_row(job: Job, cfg: dict, *, models: dict, n_public_classes: int) -> dict
         dev,
     )
 
-    fp = fingerprint(scenario, method, answer, cfg, seed, [str(p) for p in party_paths], train_seed)
+    fp = fingerprint(job.code, scenario, method, answer, cfg, seed, [str(p) for p in party_paths], train_seed)
     s = schedule  # every party's training image-passes: initialization, then digest and revisit per round
     planned = sum(
         s.init_epochs * n + s.rounds * (s.digest_epochs * s.public_per_round + s.revisit_epochs * n) for n in ns

@@ -342,7 +342,7 @@ def run_row(job: Job, settings: dict) -> dict:
     )  # fmt: skip
     log.info("client training: %s (ldpfl.mode %s)", mode, settings["mode"])
     same = {k: v for k, v in settings.items() if k not in ("threads", "group")}  # these change no number
-    fp = fingerprint(release, same, seed, randomness, str(assignment_path), train_seed)
+    fp = fingerprint(job.code, release, same, seed, randomness, str(assignment_path), train_seed)
     planned = rounds * server.per_round * settings["local_epochs"] * float(np.mean(ns))
     with loop.progress(planned, f"LDP-FL {release['flmech']}"):
         history = run_rounds(proto, checkpoint, fp)

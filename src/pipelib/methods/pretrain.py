@@ -33,7 +33,7 @@ def pretrain(job: Job, settings: TrainSettings, *, n_classes: int, max_images: i
     x_test, y_test, _ = load_labelled(job.input["test"], dev)
     gen = loop.seed_everything(torch_seed(seed, "pretrain", arch))
     model = loop.prepare(build(arch, x.shape[1:], n_classes), dev)
-    fp = fingerprint("pretrain", arch, str(train_path), n_classes, settings, seed, max_images)
+    fp = fingerprint(job.code, "pretrain", arch, str(train_path), n_classes, settings, seed, max_images)
     history = train_supervised(
         model,
         optimizer(model, settings.lr),

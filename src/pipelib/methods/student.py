@@ -84,7 +84,7 @@ def distill_student(
         train,
         gen,
         Monitor("student", lambda m: {"test_accuracy": loop.accuracy(m, x_test, y_test)}),
-        resume=Resume(checkpoint, fingerprint("student", str(labels_path), settings, seed)),
+        resume=Resume(checkpoint, fingerprint(job.code, "student", str(labels_path), settings, seed)),
     )
     save_model(model, job.output["model"], scenario=scenario, teacher=teacher_spec, mechanism=summary["mechanism"])
     guarantee = Guarantee.from_row(summary["guarantee"])

@@ -2,8 +2,10 @@
 kill or a cluster pre-emption, it continues from there with identical results.
 
 The checkpoint is not a Snakemake output: it survives a failed job and is deleted when the job
-finishes.  A fingerprint of everything that determines the run (its settings and pipelib's code)
-guards against resuming a run of another configuration, or continuing one with edited code.
+finishes.  A fingerprint of everything that determines the run (its settings and the code it runs)
+guards against resuming a run of another configuration, or continuing one with edited code.  The code is
+the job's ``params.code`` (its script and the pipelib modules that script runs, the digest Snakemake re-runs
+a job on), so an edit elsewhere in pipelib neither re-runs a finished job nor discards a killed one's rounds.
 """
 
 from __future__ import annotations
@@ -28,9 +30,10 @@ def load_torch(path):
     return readable(path, lambda: torch.load(path, map_location="cpu", weights_only=False))
 
 
-def fingerprint(*parts) -> str:
-    """A short hash of everything that determines a run: ``parts`` and the pipelib source."""
-    payload = json.dumps([provenance.package_digest(), *parts], sort_keys=True, default=str)
+def fingerprint(code: str, *parts) -> str:
+    """A short hash of everything that determines a run: ``code`` (the job's code digest, ``Job.code``;
+    empty outside a workflow job: then every pipelib source file counts) and ``parts``."""
+    payload = json.dumps([code or provenance.package_digest(), *parts], sort_keys=True, default=str)
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
