@@ -36,6 +36,13 @@ def test_table2_rows_and_their_inputs_are_paths_under_the_presets_results():
     assert "ledger" not in np_inputs  # FedMD-NP reads no sample
 
 
+def test_a_pages_command_names_its_target_before_the_preset_file():
+    """`--configfile` takes every path after it as a config file: the target goes first."""
+    command = design("reduced").preset_command("results/reduced/table2.csv")
+    assert command == ".venv/bin/snakemake --cores 2 results/reduced/table2.csv --configfile presets/reduced.yaml"
+    assert design().preset_command("results/paper/table2.csv").endswith("--cores 2 results/paper/table2.csv")
+
+
 def test_every_target_of_rule_all_is_named_once_and_the_claims_are_among_them():
     targets = design("tiny").all_targets()
     assert len(targets) == len(set(targets))

@@ -182,10 +182,11 @@ class Design:
         return targets
 
     def preset_command(self, target):
-        """The command that makes ``target`` with this config's preset (for the reproduction pages)."""
+        """The command that makes ``target`` with this config's preset (for the reproduction pages): the
+        target first, since ``--configfile`` takes every path after it as a config file."""
         preset = self.config["preset"]
         extra = "" if preset == "paper" else f" --configfile presets/{preset}.yaml"
-        return f".venv/bin/snakemake --cores 2{extra} {target}"
+        return f".venv/bin/snakemake --cores 2 {target}{extra}"
 
     def all_targets(self):
         return [
