@@ -135,7 +135,9 @@ def test_the_reports_first_page_is_the_claims_and_renders_as_snakemake_renders_i
 
     from pipelib.report.pages import report_front_page
 
-    assert "No claims yet" in report_front_page(tmp_path, "tiny")
+    placeholder = report_front_page(tmp_path, "tiny")
+    assert "No claims yet" in placeholder
+    assert f"{tmp_path / 'claims.csv'} --configfile presets/tiny.yaml``" in placeholder
     claims = tmp_path / "claims.csv"
     T.to_csv(tmp_path / "t.csv", index=False)
     mine = [

@@ -1254,7 +1254,8 @@ def report_front_page(results_dir, preset: str) -> str:
     title = f"pipelib: the four papers' claims, checked (preset {preset})"
     lines = [title, "=" * len(title), ""]
     if not claims_csv.is_file():
-        command = f"snakemake --cores 2 {claims_csv}"
+        preset_file = "" if preset == "paper" else f" --configfile presets/{preset}.yaml"
+        command = f"snakemake --cores 2 {claims_csv}{preset_file}"
         return "\n".join([*lines, f"No claims yet: ``{command}`` writes them; then make this report again.", ""])
     t = pd.read_csv(claims_csv, keep_default_na=False, dtype={"paper": str})
     lines += [
