@@ -5,14 +5,15 @@ device): Snakemake's pure-Python closure from this environment as one archive, t
 dependencies the device lacks, the raw data folders the targets need, the target list and the script that runs
 them.  On the device, ``bash .devsite/run.sh`` installs them under /tmp, runs ``snakemake`` on the targets (the
 priority ones first, ``gpu=8`` jobs on the one GPU, stopped by SIGINT at ``$LIMIT`` seconds) and packs every
-result, log and benchmark file but the models into ``$OUT/results.tar.gz``.  A warm machine keeps ``results/``
+result, log and benchmark file (not the models, ingested data or partitions: they came to 64 MB in a call of 18
+runs, over what a call brings back) into ``$OUT/results.tar.gz``.  A warm machine keeps ``results/``
 between calls, so a second call resumes (each LDP-FL run also resumes from its round checkpoint).  ``page``
 (here) writes a folder's README.md from the result rows unpacked under ``<folder>/results``.
 
     .venv/bin/python benchmarks/device_workflow.py pack --data MNIST FashionMNIST \\
         --targets targets.txt --priority priority.txt
     # device: run(command="LIMIT=440 bash .devsite/run.sh", carry=[".devsite"], timeout_s=560)
-    .venv/bin/python benchmarks/device_workflow.py page docs/reproduction/gpu-h200-ldpfl --title "..."
+    .venv/bin/python benchmarks/device_workflow.py page docs/reproduction/gpu-ldpfl --title "..."
 
 Which compiled packages the device lacks is fixed below (its image's package list: the tool library's
 device/KINDS.md); the data folders and targets must fit the 64 MiB a call carries.
@@ -51,7 +52,8 @@ timeout -s INT ${LIMIT:-440} python3 -m snakemake $(cat .devsite/targets.txt) \\
   --keep-going --rerun-incomplete --config data_root=.devsite/data > $OUT/snakemake.log 2>&1
 echo "snakemake rc $? after $(( $(date +%s) - start )) s"
 echo "result rows: $(ls results/*/*/*/*/result.json 2>/dev/null | wc -l)"
-tar -czf $OUT/results.tar.gz --exclude='*.pt' results
+tar -czf $OUT/results.tar.gz --exclude='*.pt' --exclude='*.npz' --exclude='*.npy' \\
+  --exclude=results/data --exclude=results/partitions results
 ls -la $OUT
 """
 
@@ -105,6 +107,9 @@ def pack(args) -> None:
     print(f"{len(pure)} pure distributions, {len(compiled)} wheels ({', '.join(compiled)}), {size / 2**20:.1f} MiB")
 
 
+FIGURE_FILES = (("png", "png"), ("svg", "svg"), ("data", "csv"))
+
+
 def _finding(r: dict) -> str:
     """Where the paper's printed accuracy lies against a Table 1 row's 95 % interval."""
     from pipelib.stats import against_interval
@@ -119,10 +124,13 @@ def _finding(r: dict) -> str:
 
 
 def page(args) -> str:
-    """``<folder>/README.md`` and ``table_ldpfl.csv`` from the paper-001 result rows under ``<folder>/results``."""
+    """``<folder>/README.md``, ``table_ldpfl.csv``, paper 001's figures (``figures/``) and its claims checked on
+    them (``claims.csv``) from the paper-001 result rows under ``<folder>/results``."""
     from pipelib import config as cfgmod
     from pipelib.design import Design
     from pipelib.io import read_json
+    from pipelib.report import figures
+    from pipelib.report.claims import claims_table, load_claims, summary
     from pipelib.report.pages import markdown_table
     from pipelib.report.tables import table_ldpfl
 
@@ -143,6 +151,16 @@ def page(args) -> str:
         r = read_json(e["path"])
         row = [e["artifact"], e["dataset"], e["run"], e.get("x"), r["clients"], r["fraction"]]
         others.append([*row, round(r["accuracy"], 4)])
+    sources = {"table_ldpfl": folder / "table_ldpfl.csv"}
+    for name, artifacts in Design.FIGURE_P001.items():
+        drawn = [e for e in entries if e["artifact"] in artifacts]
+        if drawn:
+            out = {kind: folder / "figures" / f"p001_{name}.{ext}" for kind, ext in FIGURE_FILES}
+            getattr(figures, f"p001_{name}")(out, drawn)
+            sources[f"p001_{name}"] = out["data"]
+    claims = claims_table(
+        [c for c in load_claims() if c.paper == "001"], sources, folder / "claims.csv", config["preset"]
+    )
     runs = sorted({str(Path(e["path"]).parent.relative_to(folder / "results")) for e in entries})
     walls = [read_json(folder / "results" / run / "result.json") for run in runs]
     lines = [
@@ -168,18 +186,36 @@ def page(args) -> str:
     ]
     if others:
         lines += [
-            "## Figure rows run so far",
+            "## Figure rows",
             "",
             markdown_table(["artifact", "dataset", "run", "x", "clients", "fraction", "accuracy"], others),
             "",
         ]
+    drawn = [f"![{p.stem}](figures/{p.name})" for p in sorted((folder / "figures").glob("p001_*.png"))]
+    body = [[r["id"], f"**{r['verdict']}**", r["numbers"], r["why"]] for r in claims.to_dict("records")]
     lines += [
+        "## Figures 3-5",
+        "",
+        *drawn,
+        "",
+        "## Paper 001's claims on these rows",
+        "",
+        "Checked by the workflow's claim checker (`src/pipelib/claims.yaml`, docs/claims.md) on the table and",
+        "figure data above (`claims.csv`); a claim that needs CIFAR-10 rows is *untested* here.",
+        "",
+        *[f"- {line}" for line in summary(claims)],
+        "",
+        markdown_table(["claim", "verdict", "numbers", "why"], body),
+        "",
         "## Where and how long",
         "",
-        f"Hardware (from the rows): {', '.join(sorted({w['hardware'] for w in walls}))}. Training time per run",
-        "(the result row's `wall_seconds`, every attempt of a run resumed from its round checkpoint included):",
+        "Training time per run (the result row's `wall_seconds`, every attempt of a run resumed from its round",
+        "checkpoint included) and the hardware it ran on:",
         "",
-        markdown_table(["run", "seconds"], [[run, round(w["wall_seconds"])] for run, w in zip(runs, walls)]),
+        markdown_table(
+            ["run", "seconds", "hardware"],
+            [[run, round(w["wall_seconds"]), w["hardware"]] for run, w in zip(runs, walls)],
+        ),
         "",
     ]
     text = "\n".join(lines)

@@ -7,6 +7,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -86,11 +87,11 @@ def test_the_device_closure_carries_snakemake_and_leaves_what_the_device_holds()
 
 
 def test_the_committed_device_page_is_what_its_script_writes_from_its_rows(tmp_path):
-    """docs/reproduction/gpu-h200-ldpfl: its README.md is generated from the result rows beside it (rows
+    """docs/reproduction/gpu-ldpfl: its README.md is generated from the result rows beside it (rows
     change, the page follows), and its Table 1 rows are the paper preset's MNIST and Fashion-MNIST ones."""
     import shutil
 
-    folder = ROOT / "docs" / "reproduction" / "gpu-h200-ldpfl"
+    folder = ROOT / "docs" / "reproduction" / "gpu-ldpfl"
     copy = tmp_path / folder.name
     shutil.copytree(folder / "results", copy / "results")
     title = (folder / "README.md").read_text().splitlines()[2].removeprefix("# ")
@@ -98,3 +99,12 @@ def test_the_committed_device_page_is_what_its_script_writes_from_its_rows(tmp_p
     assert _device_workflow().page(args) == (folder / "README.md").read_text()
     table = (copy / "table_ldpfl.csv").read_text()
     assert table.count("MNIST,") == 10 and "fedcnn-32-64-512" in table and "fedcnn-16-32-128" not in table
+    # Figures 3-5 drawn from the same rows, and paper 001's claims checked on them as committed
+    assert {p.name for p in (copy / "figures").glob("*.csv")} == {
+        f"p001_{n}.csv" for n in ("clients", "epsilon", "fraction_rounds")
+    }
+    claims = pd.read_csv(copy / "claims.csv")
+    assert claims.equals(pd.read_csv(folder / "claims.csv")) and set(claims["paper"]) == {1}
+    cifar = claims[claims["id"].str.contains("cifar10")]
+    assert len(cifar) == 5 and set(cifar["verdict"]) == {"untested"}
+    assert set(claims["verdict"]) > {"untested", "holds"}
