@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The full reduced run (rule all of presets/reduced.yaml) on a fresh clone, in resumable parts, then its
+# finishing steps.  About 10 h on 2 CPU cores, so it usually spans several sessions: run this again with
+# the same CLONE to resume (finished jobs are kept; killed LDP-FL and FedMD jobs resume from their
+# checkpoints).  Never pull new commits into CLONE while parts remain: a change to a rule's code closure
+# makes its finished jobs stale.
+#
+#   benchmarks/reduced_run.sh CLONE [DATA_ROOT]        # DATA_ROOT default: ../shared/data beside this repo
+#   PRIORITY="docs/reproduction/reduced/paper004.md ..." benchmarks/reduced_run.sh CLONE   # these first
+#
+# Writes beside CLONE: CLONE.times (one line per part: start, end, commit, exit status), CLONE.partN.log
+# (Snakemake's console of part N) and, once rule all has finished, CLONE.finish/ (the dry run, `pipelib
+# verify`, `pipelib timings`, the HTML report's console).  The generated pages are then in
+# CLONE/docs/reproduction/reduced/ and README.md's headline blocks are synced in CLONE: copy them into the
+# working repository (docs/running.md, "The whole reduced preset, measured", says what to report).
+set -uo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+clone=${1:?usage: benchmarks/reduced_run.sh CLONE [DATA_ROOT]}
+data_root=${2:-$(cd "$repo/.." && pwd)/shared/data}
+venv=${VENV:-$repo/.venv}
+[ -x "$venv/bin/snakemake" ] || { echo "no Snakemake at $venv/bin/snakemake (set VENV)" >&2; exit 2; }
+[ -d "$data_root" ] || { echo "no data root at $data_root" >&2; exit 2; }
+if [ ! -d "$clone/.git" ]; then
+    git clone -q "$repo" "$clone" || exit 2
+    echo "fresh clone $(git -C "$clone" rev-parse --short HEAD) at $(date -u +%FT%TZ)" >> "$clone.times"
+fi
+cd "$clone" || exit 2
+export PYTHONPATH=$clone/src PYTHONUNBUFFERED=1
+smk=("$venv/bin/snakemake" --configfile presets/reduced.yaml --config "data_root=$data_root")
+"$venv/bin/snakemake" --unlock --cores 1 --configfile presets/reduced.yaml --config "data_root=$data_root" \
+    > /dev/null 2>&1
+n=$(( $(ls "$clone".part*.log 2>/dev/null | wc -l) + 1 ))
+echo "part $n start $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD) priority: ${PRIORITY:-none}" \
+    >> "$clone.times"
+# shellcheck disable=SC2086  # PRIORITY is a list of targets
+"$venv/bin/snakemake" --cores 2 --keep-going --rerun-incomplete ${PRIORITY:+--prioritize $PRIORITY} \
+    --configfile presets/reduced.yaml --config "data_root=$data_root" > "$clone.part$n.log" 2>&1
+rc=$?
+echo "part $n end $(date -u +%FT%TZ) rc $rc" >> "$clone.times"
+[ $rc -eq 0 ] || exit $rc
+
+out=$clone.finish
+mkdir -p "$out"
+"${smk[@]}" -n --cores 1 > "$out/dry_run.txt" 2>&1
+"$venv/bin/pipelib" verify results/reduced > "$out/verify.txt" 2>&1
+"$venv/bin/pipelib" timings results/reduced > "$out/timings.md" 2>&1
+"$venv/bin/snakemake" --report results/reduced/report.html --configfile presets/reduced.yaml \
+    --config "data_root=$data_root" > "$out/report.txt" 2>&1
+"$venv/bin/pipelib" sync-readme > "$out/sync_readme.txt" 2>&1
+echo "finished $(date -u +%FT%TZ): $out" >> "$clone.times"
