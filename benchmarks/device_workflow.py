@@ -107,9 +107,6 @@ def pack(args) -> None:
     print(f"{len(pure)} pure distributions, {len(compiled)} wheels ({', '.join(compiled)}), {size / 2**20:.1f} MiB")
 
 
-FIGURE_FILES = (("png", "png"), ("svg", "svg"), ("data", "csv"))
-
-
 def _finding(r: dict) -> str:
     """Where the paper's printed accuracy lies against a Table 1 row's 95 % interval."""
     from pipelib.stats import against_interval
@@ -155,7 +152,8 @@ def page(args) -> str:
     for name, artifacts in Design.FIGURE_P001.items():
         drawn = [e for e in entries if e["artifact"] in artifacts]
         if drawn:
-            out = {kind: folder / "figures" / f"p001_{name}.{ext}" for kind, ext in FIGURE_FILES}
+            base = folder / "figures" / f"p001_{name}"
+            out = {"png": base.with_suffix(".png"), "svg": base.with_suffix(".svg"), "data": base.with_suffix(".csv")}
             getattr(figures, f"p001_{name}")(out, drawn)
             sources[f"p001_{name}"] = out["data"]
     claims = claims_table(

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The full reduced run (rule all of presets/reduced.yaml) on a fresh clone, in resumable parts, then its
-# finishing steps.  About 10 h on 2 CPU cores, so it usually spans several sessions: run this again with
-# the same CLONE to resume (finished jobs are kept; killed LDP-FL and FedMD jobs resume from their
-# checkpoints).  Never pull new commits into CLONE while parts remain: a change to a rule's code closure
+# finishing steps.  About 17 h of job time (docs/stage_times.md), an estimated 9-10 h on 2 CPU cores, so
+# it usually spans several sessions: run this again with the same CLONE to resume (finished jobs are kept;
+# killed LDP-FL and FedMD jobs resume from their checkpoints).  Never pull new commits into CLONE while parts remain: a change to a rule's code closure
 # makes its finished jobs stale.
 #
 #   benchmarks/reduced_run.sh CLONE [DATA_ROOT]        # DATA_ROOT default: ../shared/data beside this repo
@@ -27,14 +27,13 @@ fi
 cd "$clone" || exit 2
 export PYTHONPATH=$clone/src PYTHONUNBUFFERED=1
 smk=("$venv/bin/snakemake" --configfile presets/reduced.yaml --config "data_root=$data_root")
-"$venv/bin/snakemake" --unlock --cores 1 --configfile presets/reduced.yaml --config "data_root=$data_root" \
-    > /dev/null 2>&1
+"${smk[@]}" --unlock --cores 1 > /dev/null 2>&1
 n=$(( $(ls "$clone".part*.log 2>/dev/null | wc -l) + 1 ))
 echo "part $n start $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD) priority: ${PRIORITY:-none}" \
     >> "$clone.times"
 # shellcheck disable=SC2086  # PRIORITY is a list of targets
-"$venv/bin/snakemake" --cores 2 --keep-going --rerun-incomplete ${PRIORITY:+--prioritize $PRIORITY} \
-    --configfile presets/reduced.yaml --config "data_root=$data_root" > "$clone.part$n.log" 2>&1
+"${smk[@]}" --cores 2 --keep-going --rerun-incomplete ${PRIORITY:+--prioritize $PRIORITY} \
+    > "$clone.part$n.log" 2>&1
 rc=$?
 echo "part $n end $(date -u +%FT%TZ) rc $rc" >> "$clone.times"
 [ $rc -eq 0 ] || exit $rc
@@ -44,7 +43,6 @@ mkdir -p "$out"
 "${smk[@]}" -n --cores 1 > "$out/dry_run.txt" 2>&1
 "$venv/bin/pipelib" verify results/reduced > "$out/verify.txt" 2>&1
 "$venv/bin/pipelib" timings results/reduced > "$out/timings.md" 2>&1
-"$venv/bin/snakemake" --report results/reduced/report.html --configfile presets/reduced.yaml \
-    --config "data_root=$data_root" > "$out/report.txt" 2>&1
+"${smk[@]}" --report results/reduced/report.html > "$out/report.txt" 2>&1
 "$venv/bin/pipelib" sync-readme > "$out/sync_readme.txt" 2>&1
 echo "finished $(date -u +%FT%TZ): $out" >> "$clone.times"
