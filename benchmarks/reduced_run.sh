@@ -2,8 +2,8 @@
 # The full reduced run (rule all of presets/reduced.yaml) on a fresh clone, in resumable parts, then its
 # finishing steps.  About 17 h of job time (docs/stage_times.md), an estimated 9-10 h on 2 CPU cores, so
 # it usually spans several sessions: run this again with the same CLONE to resume (finished jobs are kept;
-# killed LDP-FL and FedMD jobs resume from their checkpoints).  Never pull new commits into CLONE while parts remain: a change to a rule's code closure
-# makes its finished jobs stale.
+# killed LDP-FL and FedMD jobs resume from their checkpoints).  Never pull new commits into CLONE while
+# parts remain: a change to a rule's code closure makes its finished jobs stale.
 #
 #   benchmarks/reduced_run.sh CLONE [DATA_ROOT]        # DATA_ROOT default: ../shared/data beside this repo
 #   PRIORITY="docs/reproduction/reduced/paper004.md ..." benchmarks/reduced_run.sh CLONE   # these first
