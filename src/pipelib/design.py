@@ -917,8 +917,9 @@ class Design:
         else:
             names = [n for n in self.page_figures() if page in prefix and n.startswith(prefix[page])]
         figures = [f"docs/reproduction/{self.config['preset']}/figures/{name}.png" for name in names]
-        # paper 004's page also states what its figures show, generated from their data
-        data = [self.res(f"figures/{n}.csv") for n in names] if page == "paper004" else []
+        # the figures' data: which datasets each plots (the regime line under it), and on paper 004's page
+        # what its figures show
+        data = [self.res(f"figures/{n}.csv") for n in names] if page in prefix else []
         return {
             **{t: self.res(f"{t}.csv") for t in tables},
             "figures": figures,

@@ -10,6 +10,7 @@ from pipelib.report import pages
 
 i, p, page = snakemake.input, snakemake.params, snakemake.wildcards.page
 figures = {Path(f).stem: f"figures/{Path(f).name}" for f in i.figures}
+data = {Path(f).stem: f for f in i.figure_data}
 table = {name: i[name] if name in i.keys() else None for name in ("table_ldpdl", "table_ldpfl")}
 make = {
     "table2": lambda: pages.table2_page(i.table2, p.commands["table2"]),
@@ -17,14 +18,12 @@ make = {
     "headline": lambda: pages.headline_page(i.table2, i.table_rknn, p.preset),
     "headline_paper001": lambda: pages.headline_paper001_page(table["table_ldpfl"], p.preset),
     "paper002": lambda: pages.paper002_page(
-        {k: i[k] for k in ("table2", "table3", "table4", "table5")}, figures, p.commands
+        {k: i[k] for k in ("table2", "table3", "table4", "table5")}, figures, p.commands, data
     ),
     "fedmd_budget": lambda: pages.fedmd_budget_page(i.fedmd_budget, figures, p.commands["fedmd_budget"]),
-    "paper003": lambda: pages.paper003_page(figures, i.table_rknn),
-    "paper004": lambda: pages.paper004_page(
-        table["table_ldpdl"], figures, p.commands["table_ldpdl"], {Path(f).stem: f for f in i.figure_data}
-    ),
-    "paper001": lambda: pages.paper001_page(table["table_ldpfl"], figures, p.commands["table_ldpfl"]),
+    "paper003": lambda: pages.paper003_page(figures, i.table_rknn, data),
+    "paper004": lambda: pages.paper004_page(table["table_ldpdl"], figures, p.commands["table_ldpdl"], data),
+    "paper001": lambda: pages.paper001_page(table["table_ldpfl"], figures, p.commands["table_ldpfl"], data),
     "compare": lambda: pages.compare_page(
         i.compare, i.audit, p.commands["compare"], figures, fractions=p.audit_fractions
     ),

@@ -399,9 +399,10 @@ def _paper_table(csv, columns: list[tuple[str, str]], command: str, title: str) 
     return [f"## {title}", "", _provenance(t, command), "", markdown_table(header, rows), "", *regime_note]
 
 
-def paper002_page(tables: dict, figures: dict, commands: dict) -> str:
+def paper002_page(tables: dict, figures: dict, commands: dict, figure_data: dict | None = None) -> str:
     """Paper 002's Tables 3-5 and Figures 2-4 (``figures``: name -> the PNG's path relative to the page;
-    ``tables``: table3-5 and, for the figures' regime, table2 -> CSV path)."""
+    ``tables``: table3-5 and, for the figures' regime, table2 -> CSV path; ``figure_data``: name -> the
+    figure's data CSV)."""
     lines = [
         GENERATED.format(source="results/table3.csv, table4.csv, table5.csv and figures/"),
         "",
@@ -455,7 +456,7 @@ def paper002_page(tables: dict, figures: dict, commands: dict) -> str:
         "p002_rounds": "Figure 3: every party's accuracy per round",
         "p002_privacy_vs_k": "Figure 4: epsilon and delta against k (closed forms)",
     }
-    return "\n".join(lines + _figure_sections(titles, figures, {"table2": tables.get("table2")}))
+    return "\n".join(lines + _figure_sections(titles, figures, {"table2": tables.get("table2")}, figure_data))
 
 
 def budget_findings(t: pd.DataFrame) -> list[str]:
@@ -541,9 +542,10 @@ def fedmd_budget_page(csv, figures: dict, command: str) -> str:
     return "\n".join(lines + _figure_sections(titles, figures))
 
 
-def figure_regime(name: str, tables: dict) -> list[str]:
+def figure_regime(name: str, tables: dict, data_csv=None) -> list[str]:
     """A line under figure ``name``: where its rows depart from the paper's regime, per dataset (its table's
-    rows of the same dataset; ``tables``: table name -> CSV path); nothing for a closed-form figure."""
+    rows of the same dataset; ``tables``: table name -> CSV path); with ``data_csv`` (the figure's data), only
+    the datasets the figure plots.  Nothing for a closed-form figure."""
     entry = regime.figure_table(name)
     if entry is None:
         return []
@@ -551,31 +553,35 @@ def figure_regime(name: str, tables: dict) -> list[str]:
     flags = regime.by_dataset(name, {k: pd.read_csv(v) for k, v in tables.items() if k == table and v is not None})
     if flags is None:
         return [f"Regime: unknown (no {table}.csv in this run selection): a claim on these rows stays *untested*.", ""]
+    data = pd.read_csv(data_csv) if data_csv is not None else None
+    if data is not None and "dataset" in data:
+        flags = {d: f for d, f in flags.items() if d in set(data["dataset"].astype(str))}
     parts = [f"{d}: {f or 'in the paper’s regime'}" for d, f in sorted(flags.items())]
     return [f"Regime of its rows (those of {table} of the same dataset): " + "; ".join(parts) + ".", ""]
 
 
-def _figure_sections(titles: dict, figures: dict, tables: dict | None = None) -> list[str]:
+def _figure_sections(titles: dict, figures: dict, tables: dict | None = None, data: dict | None = None) -> list[str]:
     """A section per figure (name -> title): the image, or a line saying the selection made none; with
-    ``tables`` (name -> CSV path), the regime of its rows below it."""
+    ``tables`` (name -> CSV path), the regime of its rows below it (of the datasets it plots, from ``data``:
+    figure name -> its data CSV)."""
     lines = []
     for name, title in titles.items():
         shown = f"![{title}]({figures[name]})" if name in figures else "No rows of this run selection."
         lines += [f"## {title}", "", shown, ""]
         if name in figures and tables is not None:
-            lines += figure_regime(name, tables)
+            lines += figure_regime(name, tables, (data or {}).get(name))
     return lines
 
 
-def paper003_page(figures: dict, table_rknn=None) -> str:
+def paper003_page(figures: dict, table_rknn=None, figure_data: dict | None = None) -> str:
     """Paper 003's Figure 2 (``figures``: name -> the PNG's path relative to the page; ``table_rknn``: the
-    table whose rows give the figures' regime)."""
+    table whose rows give the figures' regime; ``figure_data``: name -> the figure's data CSV)."""
     lines = [GENERATED.format(source="results/figures/"), "", "# Paper 003 (reverse k-NN labeling): Figure 2", ""]
     titles = {
         "p003_queries_and_neighbours": "Figure 2(a)-(c): accuracy against s and k (central Laplace)",
         "p003_local_dp": "Figure 2(d): local DP, randomized response against Collision",
     }
-    return "\n".join(lines + _figure_sections(titles, figures, {"table_rknn": table_rknn}))
+    return "\n".join(lines + _figure_sections(titles, figures, {"table_rknn": table_rknn}, figure_data))
 
 
 P004_SWEEPS = {"epsilon": "epsilon", "per_query": "N_Q", "owners": "L"}
@@ -706,7 +712,7 @@ def paper004_page(table_csv, figures: dict, command: str, figure_data: dict | No
         return "\n".join(lines + ["No figure rows of this run selection."])
     for name, title in titles.items():
         lines += [f"## {title}", "", f"![{title}]({figures[name]})", ""]
-        lines += figure_regime(name, {"table_ldpdl": table_csv})
+        lines += figure_regime(name, {"table_ldpdl": table_csv}, (figure_data or {}).get(name))
         if figure_data and name in figure_data:
             lines += [
                 "Generated from the figure's data (student test accuracy; 95 % intervals over the test records):",
@@ -717,9 +723,9 @@ def paper004_page(table_csv, figures: dict, command: str, figure_data: dict | No
     return "\n".join(lines)
 
 
-def paper001_page(table_csv, figures: dict, command: str) -> str:
+def paper001_page(table_csv, figures: dict, command: str, figure_data: dict | None = None) -> str:
     """Paper 001's Table 1 (``table_csv``, or None when the selection runs no LDP-FL row) and Figures 3-5
-    (``figures``: name -> the PNG's path relative to the page)."""
+    (``figures``: name -> the PNG's path relative to the page; ``figure_data``: name -> its data CSV)."""
     lines = [
         GENERATED.format(source="results/table_ldpfl.csv and figures/"),
         "",
@@ -791,7 +797,7 @@ def paper001_page(table_csv, figures: dict, command: str) -> str:
     return "\n".join(
         lines
         + (
-            _figure_sections(titles, figures, {"table_ldpfl": table_csv})
+            _figure_sections(titles, figures, {"table_ldpfl": table_csv}, figure_data)
             if titles
             else ["No figure rows of this run selection."]
         )
