@@ -31,8 +31,11 @@ smk=("$venv/bin/snakemake" --configfile presets/reduced.yaml --config "data_root
 n=$(( $(ls "$clone".part*.log 2>/dev/null | wc -l) + 1 ))
 echo "part $n start $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD) priority: ${PRIORITY:-none}" \
     >> "$clone.times"
+# --max-jobs-per-timespan: the scheduler's passes a minute apart, not a second (docs/running.md, "Where the
+# time went": its default kept Snakemake at 44 % of a core on this DAG)
 # shellcheck disable=SC2086  # PRIORITY is a list of targets
-"${smk[@]}" --cores 2 --keep-going --rerun-incomplete ${PRIORITY:+--prioritize $PRIORITY} \
+"${smk[@]}" --cores 2 --keep-going --rerun-incomplete --max-jobs-per-timespan 6000/1m \
+    ${PRIORITY:+--prioritize $PRIORITY} \
     > "$clone.part$n.log" 2>&1
 rc=$?
 echo "part $n end $(date -u +%FT%TZ) rc $rc" >> "$clone.times"
