@@ -254,9 +254,12 @@ def test_each_figure_states_the_regime_of_its_rows(tmp_path):
         "(paper 29,000); MNIST: in the paper’s regime."
     )
     # with the figure's data, only the datasets it plots
-    pd.DataFrame({"dataset": ["MNIST", "MNIST"], "accuracy": [0.5, 0.6]}).to_csv(tmp_path / "p003.csv", index=False)
+    pd.DataFrame({"dataset": ["MNIST", "SVHN"], "accuracy": [0.5, 0.6]}).to_csv(tmp_path / "p003.csv", index=False)
     (line, _) = figure_regime("p003_local_dp", {"table_rknn": tmp_path / "table_rknn.csv"}, tmp_path / "p003.csv")
-    assert line == "Regime of its rows (those of table_rknn of the same dataset): MNIST: in the paper’s regime."
+    assert line == (
+        "Regime of its rows (those of table_rknn of the same dataset): MNIST: in the paper’s regime; "
+        "SVHN: regime unknown: no table_rknn row of this dataset in this run."
+    )
     assert figure_regime("p002_privacy_vs_k", {}) == []
     assert figure_regime("p004_mnist", {"table_ldpdl": None})[0].startswith("Regime: unknown (no table_ldpdl.csv")
 

@@ -172,20 +172,21 @@ def _order(a: Side, b: Side) -> str:
     return "inconclusive"
 
 
-def _filters(filters: dict) -> str:
-    """A side's row filters as text: 'dataset MNIST, encoder umap_digits'."""
-    return ", ".join(f"{k} {v}" for k, v in filters.items()) or "any value"
+def _rows(filters: dict) -> str:
+    """A side's rows as text: 'rows with dataset MNIST, encoder umap_digits' ('rows' without filters)."""
+    return "rows" + (" with " + ", ".join(f"{k} {v}" for k, v in filters.items()) if filters else "")
 
 
 def _group_verdict(c: Claim, frame: pd.DataFrame) -> tuple[str, str]:
     """(verdict, numbers) of one ``per`` group's rows."""
     a_rows = frame[_matches(frame, c.a)]
     if a_rows.empty:
-        return "untested", f"no rows with {_filters(c.a)}"
+        return "untested", f"no {_rows(c.a)}"
     if c.kind in ("increasing", "decreasing"):
         series = a_rows.sort_values(c.x)
         if len(series) != series[c.x].nunique():
-            return "untested", f"{len(series)} rows a at {series[c.x].nunique()} values of {c.x}, one per value needed"
+            values = series[c.x].nunique()
+            return "untested", f"{len(series)} {_rows(c.a)} at {values} values of {c.x}, one per value needed"
         if len(series) < 2:
             return ("skip", "") if c.per else ("untested", f"needs rows at two values of {c.x} or more")
         first, last = _side(series.head(1), c.metric), _side(series.tail(1), c.metric)
@@ -193,7 +194,7 @@ def _group_verdict(c: Claim, frame: pd.DataFrame) -> tuple[str, str]:
         numbers = f"{c.x} {x0:g}: {first.text()} -> {c.x} {x1:g}: {last.text()}"
         return _order(last, first) if c.kind == "increasing" else _order(first, last), numbers
     if len(a_rows) != 1:
-        return "untested", f"{len(a_rows)} rows with {_filters(c.a)}, one needed"
+        return "untested", f"{len(a_rows)} {_rows(c.a)}, one needed"
     a = _side(a_rows, c.metric)
     if c.kind in ("at_least", "at_most"):
         # one more digit where three would print the threshold itself (0.9696 against 0.97 is not "0.970")
@@ -215,7 +216,7 @@ def _group_verdict(c: Claim, frame: pd.DataFrame) -> tuple[str, str]:
     if c.per and b_rows.empty:
         return "skip", ""  # a group with no rows b (a point the other side was not run at)
     if len(b_rows) != 1:
-        return "untested", f"{len(b_rows)} rows with {_filters(c.b)}, one needed"
+        return "untested", f"{len(b_rows)} {_rows(c.b)}, one needed"
     b = _side(b_rows, c.metric)
     numbers = f"{a.text()} vs {b.text()}"
     if c.kind == "greater":

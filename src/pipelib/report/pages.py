@@ -554,8 +554,9 @@ def figure_regime(name: str, tables: dict, data_csv=None) -> list[str]:
     if flags is None:
         return [f"Regime: unknown (no {table}.csv in this run selection): a claim on these rows stays *untested*.", ""]
     data = pd.read_csv(data_csv) if data_csv is not None else None
-    if data is not None and "dataset" in data:
-        flags = {d: f for d, f in flags.items() if d in set(data["dataset"].astype(str))}
+    if data is not None and "dataset" in data:  # the datasets it plots; one with no table row: unknown
+        unknown = f"regime unknown: no {table} row of this dataset in this run"
+        flags = {d: flags.get(d, unknown) for d in set(data["dataset"].astype(str))}
     parts = [f"{d}: {f or 'in the paper’s regime'}" for d, f in sorted(flags.items())]
     return [f"Regime of its rows (those of {table} of the same dataset): " + "; ".join(parts) + ".", ""]
 
