@@ -13,6 +13,9 @@
 # verify`, `pipelib timings`, the HTML report's console).  The generated pages are then in
 # CLONE/docs/reproduction/reduced/ and README.md's headline blocks are synced in CLONE: copy them into the
 # working repository (docs/running.md, "The whole reduced preset, measured", says what to report).
+# The body is one block that bash reads whole before running it: editing this file while a part runs
+# (hours) cannot change what that part does next (bash otherwise reads a script as it goes).
+{
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 clone=${1:?usage: benchmarks/reduced_run.sh CLONE [DATA_ROOT]}
@@ -49,3 +52,5 @@ mkdir -p "$out"
 "${smk[@]}" --report results/reduced/report.html > "$out/report.txt" 2>&1
 "$venv/bin/pipelib" sync-readme > "$out/sync_readme.txt" 2>&1
 echo "finished $(date -u +%FT%TZ): $out" >> "$clone.times"
+exit 0
+}
