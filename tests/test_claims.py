@@ -68,6 +68,7 @@ def test_missing_rows_or_a_row_outside_the_regime_leave_a_claim_untested():
     assert verdict(c, None)["why"] == "t is not made by this run"
     nothing = verdict(claim(kind="at_least", a={"method": "none", "x": 1}, threshold=0.5), T)
     assert nothing["verdict"] == "untested" and nothing["why"] == "no rows with method none, x 1"
+    assert nothing["numbers"] == ""  # the reason is said once
     flagged = T.assign(regime=["owners L 2,000 (paper 10,000)"] + [""] * 5)
     v = verdict(claim(kind="greater", a={"method": "pm", "x": 1}, b={"method": "duchi", "x": 1}), flagged[:4])
     assert v["verdict"] == "untested" and v["regime"] == "owners L 2,000 (paper 10,000)"

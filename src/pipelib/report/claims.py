@@ -284,10 +284,11 @@ def verdict(c: Claim, frame: pd.DataFrame | None) -> dict:
         overall, why = "inconclusive", "the 95 % intervals overlap"
     else:
         overall, why = "holds", "the 95 % intervals separate the rows" if c.kind not in ("at_least", "at_most") else ""
+    numbers = _numbers(results)
     return {
         **row,
         "verdict": overall,
-        "numbers": _numbers(results),
+        "numbers": "" if numbers == why else numbers,  # a reason, not numbers: said once, under why
         "why": why,
         "regime": "; ".join(regime),
     }
