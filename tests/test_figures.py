@@ -81,6 +81,9 @@ def test_every_plot_writes_png_svg_and_its_data(tmp_path, fig2):
     assert len(written(outputs(tmp_path, "a"))) == 20
     F.plot_privacy_vs_k(F.privacy_vs_k_data(20), outputs(tmp_path, "b"))
     assert len(written(outputs(tmp_path, "b"))) == 40
+    first = {k: v.read_bytes() for k, v in outputs(tmp_path, "b").items()}
+    F.plot_privacy_vs_k(F.privacy_vs_k_data(20), outputs(tmp_path, "b"))  # drawn again: the same bytes
+    assert {k: v.read_bytes() for k, v in outputs(tmp_path, "b").items()} == first
     rows = pd.DataFrame(
         {
             "dataset": ["A", "A", "B"],

@@ -37,6 +37,7 @@ STYLE = {
     "legend.fontsize": 8,
     "lines.linewidth": 1.6,
     "lines.markersize": 5,
+    "svg.hashsalt": "pipelib",  # fixed clip-path ids: the same figure, the same SVG bytes
 }
 PAPER = {"color": "black", "marker": "o", "markerfacecolor": "none", "linestyle": "none", "markersize": 7}
 
@@ -64,12 +65,13 @@ def log_x(ax, values) -> None:
 
 
 def save(fig, data: pd.DataFrame, out: dict) -> None:
-    """Write the figure (``out['png']``, ``out['svg']``) and its data (``out['data']``), atomically."""
+    """Write the figure (``out['png']``, ``out['svg']``) and its data (``out['data']``), atomically; the same
+    figure gives the same bytes (no date in the SVG)."""
     plt = _plt()
     fig.tight_layout()
-    for kind in ("png", "svg"):
+    for kind, metadata in (("png", None), ("svg", {"Date": None})):
         with atomic_path(out[kind]) as tmp:
-            fig.savefig(tmp, format=kind)
+            fig.savefig(tmp, format=kind, metadata=metadata)
     plt.close(fig)
     write_csv(data, out["data"])
 
