@@ -95,8 +95,8 @@ def test_the_committed_device_page_is_what_its_script_writes_from_its_rows(tmp_p
     copy = tmp_path / folder.name
     shutil.copytree(folder / "results", copy / "results")
     title = (folder / "README.md").read_text().splitlines()[2].removeprefix("# ")
-    args = type("Args", (), {"folder": str(copy), "title": title, "configfile": []})
-    assert _device_workflow().page(args) == (folder / "README.md").read_text()
+    args = {"folder": str(copy), "title": title, "configfile": [], "paper": "001", "command": ""}
+    assert _device_workflow().page(type("Args", (), args)) == (folder / "README.md").read_text()
     table = (copy / "table_ldpfl.csv").read_text()
     assert table.count("MNIST,") == 10 and "fedcnn-32-64-512" in table and "fedcnn-16-32-128" not in table
     # Figures 3-5 drawn from the same rows, and paper 001's claims checked on them as committed
@@ -108,3 +108,30 @@ def test_the_committed_device_page_is_what_its_script_writes_from_its_rows(tmp_p
     cifar = claims[claims["id"].str.contains("cifar10")]
     assert len(cifar) == 5 and set(cifar["verdict"]) == {"untested"}
     assert set(claims["verdict"]) > {"untested", "holds"}
+
+
+def test_the_committed_ldpdl_device_page_is_what_its_script_writes_from_its_rows(tmp_path):
+    """docs/reproduction/gpu-ldpdl: README.md, table_ldpdl.csv and claims.csv follow from the rows beside
+    them: paper 004's Table 1 on MNIST (LDP-DL and PATE at epsilon 5 and 8) with the paper's ResNet18 student,
+    the four rows with their guarantees, and the one claim those rows test."""
+    import re
+    import shutil
+
+    folder = ROOT / "docs" / "reproduction" / "gpu-ldpdl"
+    copy = tmp_path / folder.name
+    shutil.copytree(folder / "results", copy / "results")
+    text = (folder / "README.md").read_text()
+    command = re.search(r"^Command: `(.*)`", text, re.M).group(1)
+    title = text.splitlines()[2].removeprefix("# ")
+    args = {"folder": str(copy), "title": title, "configfile": [], "paper": "004", "command": command}
+    assert _device_workflow().page(type("Args", (), args)) == text
+    table = pd.read_csv(copy / "table_ldpdl.csv")
+    run = table[table["run"] == "run"]
+    assert sorted(run["method"]) == ["LDP-DL", "LDP-DL", "PATE", "PATE"] and set(run["dataset"]) == {"MNIST"}
+    assert set(run["preset"]) == {"paper"} and run["hardware"].str.startswith("GPU").all()
+    ldpdl = run[run["method"] == "LDP-DL"]
+    assert sorted(ldpdl["epsilon_owner"]) == [5.0, 8.0] and set(ldpdl["delta"]) == {0.0}
+    claims = pd.read_csv(copy / "claims.csv")
+    assert claims.equals(pd.read_csv(folder / "claims.csv")) and set(claims["paper"]) == {4}
+    tested = claims[claims["verdict"] != "untested"]
+    assert list(tested["id"]) == ["p004_ldpdl_beats_pate"]
