@@ -12,11 +12,13 @@ also trains the run's student on its own queries with their true labels (the stu
 perfect answers would give; about 20 s per run on 2 CPU cores).
 
     .venv/bin/python benchmarks/ldpdl_ceilings.py results/reduced
+    .venv/bin/python benchmarks/ldpdl_ceilings.py results/reduced --students --runs 'pm-*-q30-L10000-aqs'  # Table 1
 """
 
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import math
 from pathlib import Path
@@ -68,6 +70,9 @@ def main() -> None:
     ap.add_argument("results", nargs="?", default="results")
     ap.add_argument("--configfile", nargs="*", default=[], help="the run's preset (default: from its folder name)")
     ap.add_argument("--students", action="store_true", help="train each run's student on true labels too")
+    ap.add_argument(
+        "--runs", default="*", help="only the runs whose folder name matches (a glob: 'pm-*-q30-L10000-aqs')"
+    )
     args = ap.parse_args()
     root = Path(args.results)
     preset = Path("presets") / f"{root.name}.yaml"
@@ -99,6 +104,8 @@ def main() -> None:
                     rows.append({**row, "run": name, "run label acc.": round(float(acc), 3)})
                 continue
             for plan_path in sorted(d.glob(f"*-{design}-*/plan.json")):
+                if not fnmatch.fnmatch(plan_path.parent.name, args.runs):
+                    continue
                 plan = json.loads(plan_path.read_text())
                 run = plan_path.parent
                 slots = np.asarray(plan["slots"])
