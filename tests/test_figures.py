@@ -300,6 +300,30 @@ def test_table2_averages_a_rows_seeds_and_verify_checks_the_mean(tmp_path):
     assert why.startswith("row FEMNIST FedMD-NFDP k=16: accuracy differs from its result.json (0.45 vs 0.533")
 
 
+def test_verify_tells_apart_fedmd_ldp_rows_of_one_k_calibrated_to_different_epsilons(tmp_path):
+    """Table 2 holds two FedMD-LDP rows with the same scenario and k, one per NFDP row it is calibrated to
+    (matched_k): ``pipelib verify`` checks each against the result.json of its own epsilon, not the first
+    of that k, and names the row it finds wrong by its calibration."""
+    import json
+
+    from pipelib.verify import _consistency
+
+    base = {"scenario": "femnist_iid", "method": "FedMD-LDP", "k": 364, "answer": "softmax", "sampling": None}
+    rows = []
+    for matched, eps, acc in ((16, 0.0439, 0.8898), (364, 0.9986, 0.8872)):
+        run = tmp_path / f"fedmd/femnist_iid/softmax/ldp-with_replacement-k364-at{matched}"
+        run.mkdir(parents=True)
+        (run / "result.json").write_text(json.dumps(base | {"epsilon": eps, "accuracy": acc}))
+        rows.append(base | {"dataset": "FEMNIST", "epsilon": eps, "accuracy": acc, "seeds": 1, "matched_k": matched})
+    pd.DataFrame(rows).to_csv(tmp_path / "table2.csv", index=False)
+    assert _consistency(tmp_path) == []
+    rows[1]["accuracy"] = 0.8898  # the other row's accuracy
+    pd.DataFrame(rows).to_csv(tmp_path / "table2.csv", index=False)
+    ((_, why),) = _consistency(tmp_path)
+    row = "row FEMNIST FedMD-LDP k=364 (at NFDP k=364's epsilon)"
+    assert why == f"{row}: accuracy differs from its result.json (0.8898 vs 0.8872)"
+
+
 def test_compare_findings_rank_methods_only_where_the_intervals_separate():
     """The compare page's generated sentences: per scenario and budget of epsilon per record, the best method
     against the next (ahead only when the 95 % intervals separate), references and unrankable rows apart."""

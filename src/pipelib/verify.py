@@ -137,7 +137,9 @@ def _consistency(root: Path) -> list[tuple[Path, str]]:
         rows = read_csv(table2)
         for r in rows[rows["method"].str.startswith("FedMD")].to_dict("records"):
             name = f"row {r['dataset']} {r['method']} k={r['k']}"
-            keys = ("scenario", "method", "k", "answer", "sampling")
+            if not pd.isna(r.get("matched_k")):  # FedMD-LDP: one row per NFDP row it is calibrated to
+                name += f" (at NFDP k={int(r['matched_k'])}'s epsilon)"
+            keys = ("scenario", "method", "k", "answer", "sampling", "epsilon")
             problems += _row_against_result(table2, r, results, keys, name, repeats)
     rknn = root / "table_rknn.csv"
     if rknn.is_file():
