@@ -158,7 +158,7 @@ def _header(title: str, preset: str) -> list[str]:
     ]
 
 
-def page_ldpfl(folder: Path, config: dict, title: str, command: str) -> list[str]:
+def page_ldpfl(folder: Path, config: dict, title: str) -> list[str]:
     """Paper 001: ``table_ldpfl.csv``, its figures (``figures/``) and claims from the LDP-FL rows under
     ``<folder>/results``."""
     from pipelib.design import Design
@@ -310,7 +310,10 @@ def page(args) -> str:
 
     folder = Path(args.folder)
     config = cfgmod.validate(cfgmod.load(ROOT / "config.yaml", *args.configfile))
-    lines = {"001": page_ldpfl, "004": page_ldpdl}[args.paper](folder, config, args.title, args.command)
+    if args.paper == "004":
+        lines = page_ldpdl(folder, config, args.title, args.command)
+    else:
+        lines = page_ldpfl(folder, config, args.title)
     text = "\n".join(lines)
     (folder / "README.md").write_text(text)
     return text
