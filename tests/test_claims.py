@@ -104,9 +104,13 @@ def test_regime_flags_name_each_departure_from_the_papers_setting():
     paper_size = {"method": "FedMD-NFDP", "rounds": 20, "public_per_round": 5000, "n": 300}
     assert regime.fedmd(paper_size, "CIFAR-10") == ""
     reduced = {**paper_size, "rounds": 6, "public_per_round": 500, "n": 364}
-    assert regime.fedmd(reduced, "FEMNIST") == (
-        "distillation budget 6 x 500 public queries (paper 20 x 5,000); party size n = 364 (paper 2,880)"
-    )
+    # the budget is compute where the queries cost no privacy (NP, NFDP), regime where it sets the noise (LDP)
+    assert regime.fedmd(reduced, "FEMNIST") == "party size n = 364 (paper 2,880)"
+    assert regime.fedmd({**reduced, "n": 300}, "CIFAR-10") == ""
+    budget = "distillation budget 6 x 500 public queries (paper 20 x 5,000)"
+    assert regime.fedmd_compute(reduced) == budget and regime.fedmd_compute(paper_size) == ""
+    ldp = {**reduced, "method": "FedMD-LDP", "n": 300}
+    assert regime.fedmd(ldp, "CIFAR-10") == budget and regime.fedmd_compute(ldp) == ""
     assert regime.fedmd({"method": "Centralized", "n": 3000}, "CIFAR-10") == ""  # the pooled 10 x 300
     assert regime.ldpfl({"dataset": "MNIST", "clients": 100, "n": 600, "rounds": 10}) == ""
     assert regime.ldpfl({"dataset": "MNIST", "clients": 8, "n": 100, "rounds": 10}) == (
@@ -273,7 +277,9 @@ def test_compare_rows_are_flagged_against_their_own_papers_setting():
 
     fedmd = {"method": "FedMD-NFDP", "public_dataset": "mnist", "private_dataset": "femnist_letters", "n": 2880}
     assert of_row({**fedmd, "rounds": 20, "public_per_round": 5000}) == ""
-    assert of_row({**fedmd, "rounds": 6, "public_per_round": 500}).startswith("distillation budget 6 x 500")
+    assert of_row({**fedmd, "rounds": 6, "public_per_round": 500}) == ""  # compute: the queries cost no privacy
+    ldp = {**fedmd, "method": "FedMD-LDP", "rounds": 6, "public_per_round": 500}
+    assert of_row(ldp).startswith("distillation budget 6 x 500")
     ldpdl = {"method": "LDP-DL", "private_dataset": "mnist", "owners": 10, "queries": 1000}
     assert of_row(ldpdl) == "owners L 10 (paper 10,000)"
     assert of_row({**ldpdl, "private_dataset": "femnist_letters"}) == "femnist_letters is not a dataset of paper 004"

@@ -60,3 +60,46 @@ def test_a_budget_on_a_pool_scenario_with_other_pretraining_epochs_is_refused():
     d = design("tiny")
     with pytest.raises(DesignError, match="pre-training epochs 7 on scenario 'rknn_mnist'"):
         d.pretrained("rknn_mnist", d.FEDMD["architectures"][0], 7)
+
+
+def test_the_loop_ablation_rows_settings_and_inputs():
+    """paper002.ablation (the tiny preset's): the first variant on every table2 dataset, the second on its own
+    dataset with FedMD's stratified samples; settings without the keys that choose rows; pooled ceilings per
+    architecture on the same samples."""
+    d = design("tiny")
+    entries = d.ablation_entries()
+    runs = [(e["dataset"], e["variant"]) for e in entries if "variant" in e]
+    assert runs == [("FEMNIST", "shared_adam"), ("CIFAR-10", "shared_adam"), ("CIFAR-10", "fedmd_code")]
+    code = next(e for e in entries if e.get("variant") == "fedmd_code")
+    assert code["settings"] == {
+        "sampling": "stratified_with_replacement",
+        "optimizers": "per_phase",
+        "bn_momentum": 0.01,
+    }
+    settings = d.ablation_settings("fedmd_code")
+    assert settings["optimizers"] == "per_phase" and settings["rounds"] == 2 and settings["public_per_round"] == 200
+    assert not {"name", "sampling", "datasets", "k"} & set(settings)
+    wc = Wildcards(scenario="cifar_iid", variant="fedmd_code", run="nfdp-with_replacement-k16")
+    inputs = d.ablation_inputs(wc)
+    stratified = "results/tiny/samples/cifar_iid/stratified_with_replacement-k16"
+    assert inputs["parties"][0] == f"{stratified}/party-0.parquet" and inputs["ledger"] == f"{stratified}/ledger.csv"
+    plain = d.ablation_inputs(Wildcards(scenario="cifar_iid", variant="shared_adam", run="nfdp-with_replacement-k16"))
+    assert plain["parties"][0] == "results/tiny/samples/cifar_iid/with_replacement-k16/party-0.parquet"
+    pooled = [e["path"] for e in entries if "pooled" in e and e["dataset"] == "CIFAR-10"]
+    assert pooled == [  # one per draw its variants train on (shared_adam's and fedmd_code's)
+        f"results/tiny/centralized_pooled/cifar_iid/{draw}-k16/pe1-e2/{arch}/result.json"
+        for draw in ("with_replacement", "stratified_with_replacement")
+        for arch in sorted(set(d.party_archs("cifar_iid")))
+    ]
+
+
+def test_an_ablation_variant_outside_the_ablations_rows_is_refused():
+    from pipelib.config import ConfigError
+
+    config = load(REPO / "config.yaml", REPO / "presets" / "tiny.yaml")
+    config["paper002"]["ablation"]["variants"].append({"name": "shared_adam", "k": [60], "datasets": ["MNIST"]})
+    with pytest.raises(ConfigError) as err:
+        validate(config)
+    text = str(err.value)
+    assert "'shared_adam' named twice" in text and "[60] not in paper002.ablation.k [16]" in text
+    assert "['MNIST'] not among the table2 datasets (FEMNIST, CIFAR-10)" in text

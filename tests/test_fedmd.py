@@ -145,6 +145,60 @@ def test_answers_and_aggregation(answer):
     assert torch.allclose(agg, expected.expand(5, 3), atol=1e-6)
 
 
+def test_task_outputs_answer_and_digest_only_the_task():
+    """answer_outputs: task: a party answers a distribution over the task's outputs only, and its digest
+    loss gives the public classes' outputs no gradient."""
+    party = fedmd.Party(
+        0, StubModel([5.0, 4.0, 1.0, 2.0, 0.0]), None, (None, None), "softmax", torch.Generator(), outputs=(2, 5)
+    )
+    out = party.answer(torch.zeros(4, 1, 2, 2, dtype=torch.uint8), 8)
+    assert out.shape == (4, 3) and torch.allclose(out[0], torch.softmax(torch.tensor([1.0, 2.0, 0.0]), 0))
+    m = loop.prepare(models.build("cnn2-4-8-d0.1", (1, 16, 16), 5), "cpu")
+    real = fedmd.Party(0, m, models.optimizer(m, 1e-2), (None, None), "softmax", torch.Generator(), outputs=(2, 5))
+    x, _ = toy_data(8)
+    loss = real.digest_objective.loss(m(loop.scale(x)), torch.full((8, 3), 1 / 3))
+    loss.backward()
+    grad = m.classifier.weight.grad
+    assert grad[:2].abs().max() == 0 and grad[2:].abs().max() > 0
+
+
+def test_per_phase_optimizers_keep_their_own_state():
+    """optimizers: per_phase (FedMD's code): digesting steps one Adam, the party's own records another."""
+    m = loop.prepare(models.build("cnn2-4-8-d0.1", (1, 16, 16), 4), "cpu")
+    x, y = toy_data(20)
+    own, digest = models.optimizer(m, 1e-2), models.optimizer(m, 1e-2)
+    party = fedmd.Party(0, m, (own, digest), (x, y), "softmax", torch.Generator().manual_seed(0))
+    party.digest(x, torch.full((20, 4), 0.25), 1, 10)
+    assert len(digest.state) > 0 and len(own.state) == 0
+    party.train_own(1, 10)
+    steps = {id(o): next(iter(o.state.values()))["step"].item() for o in (own, digest)}
+    assert steps == {id(own): 2, id(digest): 2}
+    assert party.state()["digest_opt"] is not None
+    shared = fedmd.Party(0, m, own, (x, y), "softmax", torch.Generator())
+    assert shared.digest_opt is shared.opt and shared.state()["digest_opt"] is None
+
+
+def test_loop_settings_are_checked_and_bn_momentum_is_set():
+    kw = dict(
+        rounds=1,
+        public_per_round=1,
+        init_epochs=1,
+        digest_epochs=1,
+        revisit_epochs=1,
+        init_batch=1,
+        digest_batch=1,
+        revisit_batch=1,
+    )
+    with pytest.raises(ValueError, match="fedmd.optimizers = 'both'"):
+        fedmd.Schedule(**kw, optimizers="both")
+    with pytest.raises(ValueError, match="answer_outputs"):
+        fedmd.Schedule(**kw, answer_outputs="public")
+    m = models.build("cnn3-4-4-8-d0.1", (1, 16, 16), 4)
+    fedmd.set_bn_momentum(m, 0.01)
+    norms = [b for b in m.modules() if isinstance(b, torch.nn.BatchNorm2d)]
+    assert len(norms) == 3 and all(b.momentum == 0.01 for b in norms)
+
+
 def test_ldp_answers_carry_gaussian_noise_of_sigma():
     p = party_with([0.0, 0.0, 10.0], "argmax", sigma=3.0)
     out = p.answer(torch.zeros(20000, 1, 2, 2, dtype=torch.uint8), 4096)
@@ -182,7 +236,7 @@ def test_releases_count_the_rounds_that_are_sent():
 # ---------------------------------------------------------------------------- determinism / resume
 
 
-def make_run(tmp_path, ckpt=None, stop_after=None, answer="softmax", sigma=0.0):
+def make_run(tmp_path, ckpt=None, stop_after=None, answer="softmax", sigma=0.0, per_phase=False, outputs=None):
     loop.seed_everything(7)
     x_pub, _ = toy_data(300, seed=1)
     x_test, y_test = toy_data(100, seed=2)
@@ -190,15 +244,17 @@ def make_run(tmp_path, ckpt=None, stop_after=None, answer="softmax", sigma=0.0):
     for i in range(3):
         x, y = toy_data(40, seed=10 + i)
         m = loop.prepare(models.build(["cnn2-4-8-d0.1", "cnn3-4-4-8-d0.1"][i % 2], (1, 16, 16), 4), "cpu")
+        opts = (models.optimizer(m, 1e-2), models.optimizer(m, 1e-2)) if per_phase else models.optimizer(m, 1e-2)
         parties.append(
             fedmd.Party(
                 i,
                 m,
-                models.optimizer(m, 1e-2),
+                opts,
                 (x, y),
                 answer,
                 torch.Generator().manual_seed(i),
                 (sigma, torch.Generator().manual_seed(100 + i)),
+                outputs,
             )
         )
     schedule = fedmd.Schedule(
@@ -228,13 +284,15 @@ def test_same_seed_same_history(tmp_path, answer, sigma):
     assert sorted({h["round"] for h in a}) == [0, 1, 2, 3]
 
 
-def test_killed_run_resumes_with_identical_results(tmp_path):
-    full = make_run(tmp_path, answer="argmax", sigma=0.5)
+@pytest.mark.parametrize("per_phase,outputs", [(False, None), (True, (2, 4))])
+def test_killed_run_resumes_with_identical_results(tmp_path, per_phase, outputs):
+    kw = {"answer": "argmax", "sigma": 0.5, "per_phase": per_phase, "outputs": outputs}
+    full = make_run(tmp_path, **kw)
     ckpt = tmp_path / "resume.pt"
     with pytest.raises(KeyboardInterrupt):
-        make_run(tmp_path, ckpt=ckpt, stop_after=1, answer="argmax", sigma=0.5)
+        make_run(tmp_path, ckpt=ckpt, stop_after=1, **kw)
     assert ckpt.exists()
-    resumed = make_run(tmp_path, ckpt=ckpt, answer="argmax", sigma=0.5)
+    resumed = make_run(tmp_path, ckpt=ckpt, **kw)
     assert [(h["round"], h["party"], h["accuracy"]) for h in resumed] == [
         (h["round"], h["party"], h["accuracy"]) for h in full
     ]

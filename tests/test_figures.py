@@ -247,6 +247,91 @@ def test_fedmd_budget_table_and_its_generated_findings(tmp_path):
     assert len(written(outputs(tmp_path, "budget"))) == 6
 
 
+def _ablation_run(folder, per_round: dict, test_n=600):
+    """A FedMD-NFDP result row and its rounds table ({round: [party accuracies]}), as fedmd_ablation writes them."""
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder.mkdir(parents=True)
+    last = per_round[max(per_round)]
+    row = {"method": "FedMD-NFDP", "k": 16, "accuracy": float(sum(last) / len(last)), "epsilon": 0.05, "delta": 0.05}
+    row.update(test_n=test_n, parties=len(last), rounds=max(per_round), public_per_round=5000, wall_seconds=60.0)
+    row.update(preset="t", seed=0, hardware="CPU: test", precision="fp32", scenario="cifar_iid", run="nfdp-k16")
+    (folder / "result.json").write_text(json.dumps(row))
+    rows = [{"round": t, "party": i, "accuracy": a} for t, accs in per_round.items() for i, a in enumerate(accs)]
+    pq.write_table(pa.Table.from_pylist(rows), folder / "rounds.parquet")
+    return str(folder / "result.json")
+
+
+def test_fedmd_ablation_table_pairs_each_variant_with_the_first_and_finds_the_decay(tmp_path):
+    """fedmd_ablation.csv: each variant's final accuracy, its peak round, the paired loss after the peak and the
+    paired difference to the first variant; the pooled ceiling averages its architectures; the page's sentences
+    call a decay and a gain only where the paired interval excludes zero."""
+    import json
+
+    from pipelib import stats
+    from pipelib.report import pages, tables
+
+    decays = {0: [0.4, 0.4, 0.4, 0.4], 8: [0.60, 0.62, 0.58, 0.61], 20: [0.52, 0.53, 0.50, 0.51]}
+    better = {0: [0.4, 0.4, 0.4, 0.4], 8: [0.65, 0.66, 0.63, 0.64], 20: [0.70, 0.71, 0.69, 0.72]}
+    noisy = {0: [0.4, 0.4, 0.4, 0.4], 20: [0.50, 0.56, 0.48, 0.55]}
+    entries = [
+        {
+            "dataset": "CIFAR-10",
+            "k": 16,
+            "variant": name,
+            "reference": "shared_adam",
+            "paper_k": 16,
+            "settings": settings,
+            "pretrain_epochs": 20,
+            "path": _ablation_run(tmp_path / name, runs),
+        }
+        for name, settings, runs in (
+            ("shared_adam", {"optimizers": "shared"}, decays),
+            ("revisit", {"revisit_batch": 1}, better),
+            ("noisy", {}, noisy),
+        )
+    ]
+    for arch, acc in (("a", 0.80), ("b", 0.84)):
+        folder = tmp_path / f"pooled-{arch}"
+        folder.mkdir()
+        (folder / "result.json").write_text(
+            json.dumps(
+                {
+                    "accuracy": acc,
+                    "test_n": 600,
+                    "wall_seconds": 10.0,
+                    "preset": "t",
+                    "seed": 0,
+                    "hardware": "CPU: test",
+                    "precision": "fp32",
+                    "scenario": "cifar_iid",
+                }
+            )
+        )
+        entries.append(
+            {"dataset": "CIFAR-10", "k": 16, "paper_k": 16, "pooled": [20, 50], "path": str(folder / "result.json")}
+        )
+    t = tables.fedmd_ablation(entries, tmp_path / "fedmd_ablation.csv").set_index("variant")
+    assert t.loc["shared_adam", "peak_round"] == 8 and t.loc["shared_adam", "peak_accuracy"] == pytest.approx(0.6025)
+    assert t.loc["shared_adam", "after_peak_high"] < 0 and pd.isna(t.loc["shared_adam", "vs_first"])
+    mean, low, high = stats.paired_difference_interval(better[20], decays[20])
+    assert (t.loc["revisit", "vs_first"], t.loc["revisit", "vs_first_low"]) == pytest.approx((mean, low))
+    assert t.loc["revisit", "after_peak"] == 0 and t.loc["pooled ceiling", "accuracy"] == pytest.approx(0.82)
+    assert t.loc["pooled ceiling", "epochs"] == 50 and t.loc["revisit", "settings"] == "revisit_batch=1"
+    assert t.loc["noisy", "settings"] == "the preset's loop" and t.loc["revisit", "paper_accuracy"] == 0.744
+    text = "\n".join(pages.ablation_findings(pd.read_csv(tmp_path / "fedmd_ablation.csv")))
+    assert "it loses accuracy after its peak" in text and "revisit ends at 0.705" in text
+    assert "against shared_adam: +19.0 [" in text and "noisy ends at" in text
+    assert "against shared_adam: inconclusive" in text  # noisy: +0.8 points with a wide interval
+    assert "pooled ceiling (pre-training epochs 20, 50 epochs on the pooled samples) reaches 0.82" in text
+    assert "variants whose interval reaches within 5 points of the paper's 0.744: revisit." in text
+    page = pages.fedmd_ablation_page(tmp_path / "fedmd_ablation.csv", "cmd")
+    assert page.startswith("<!-- generated") and "| CIFAR-10 | 16 | revisit | revisit_batch=1 |" in page
+
+
 def test_p004_findings_name_the_leading_line_and_inconclusive_differences():
     from pipelib.report import pages
 

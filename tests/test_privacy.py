@@ -226,3 +226,79 @@ def test_epsilon_at_a_reference_delta_for_every_curve():
     assert g.epsilon < g.epsilon_at(1e-5) < math.inf  # smaller delta, larger epsilon
     row = privacy.with_reference_delta(g.row(), 1e-5)
     assert row["delta_ref"] == 1e-5 and row["epsilon_at_delta_ref"] == g.epsilon_at(1e-5)
+
+
+# ------------------------------------------------ class-stratified draws (the FedMD loop ablation's option)
+
+
+def _stratified_outputs(classes: dict, k: int) -> dict:
+    """Exact output distribution of the stratified sampler (ordered per class, classes in sorted order; the
+    allocation's random pick is enumerated too): ``classes`` maps a label to its records."""
+    labels = sorted(classes)
+    base, extra = divmod(k, len(labels))
+    out: dict = {}
+    picks = list(itertools.combinations(range(len(labels)), extra))
+    for pick in picks:
+        shares = [base + (i in pick) for i in range(len(labels))]
+        per_class = [list(itertools.product(classes[c], repeat=m)) for c, m in zip(labels, shares)]
+        combos = list(itertools.product(*per_class))
+        for combo in combos:
+            out[combo] = out.get(combo, 0.0) + 1 / (len(picks) * len(combos))
+    return out
+
+
+@pytest.mark.parametrize(
+    "sizes,k", [((2, 3), 2), ((2, 3), 3), ((3, 2, 2), 4), ((4, 3), 5), ((1, 3), 3), ((3, 3, 3), 3)]
+)
+def test_stratified_guarantee_holds_for_every_replacement_within_a_class(sizes, k):
+    """Enumerate every output of the stratified sampler (allocation included) on D and on D with one record
+    replaced by another of its class, for every class: the worst class's Theorem-2 guarantee bounds both
+    directions, and it is attained (no slack hides a wrong k_c or n_c)."""
+    d = {c: [f"{c}{i}" for i in range(n)] for c, n in enumerate(sizes)}
+    g = nfdp_mod.stratified(sizes, k)
+    worst = 0.0
+    for c in d:
+        replaced = {**d, c: ["new", *d[c][1:]]}
+        p, q = _stratified_outputs(d, k), _stratified_outputs(replaced, k)
+        assert _hockey_stick(p, q, g.epsilon) <= g.delta + 1e-12
+        assert _hockey_stick(q, p, g.epsilon) <= g.delta + 1e-12
+        worst = max(worst, _hockey_stick(p, q, 0.0))
+    if k % len(sizes) == 0:  # every class gets exactly k / C draws: the smallest class's delta is attained
+        assert worst == pytest.approx(g.delta)
+    else:
+        assert worst <= g.delta + 1e-12
+
+
+def test_stratified_guarantee_closed_form():
+    """ceil(k / C) draws from the smallest class: k = 16 over six classes of 45-59 records, and the classes a
+    party lacks do not count."""
+    g = nfdp_mod.stratified([45, 59, 53, 47, 48, 48], 16)
+    assert tuple(g) == tuple(nfdp(45, 3, WR))
+    assert tuple(nfdp_mod.stratified([0, 50, 50], 4)) == tuple(nfdp(50, 2, WR))
+    assert nfdp_mod.stratified([50] * 6, 16).epsilon > nfdp(300, 16, WR).epsilon  # weaker than unstratified
+    record = nfdp_mod.stratified_guarantee([50] * 6, 18)
+    assert record.adjacency == privacy.Adjacency.REPLACE_ONE and "of its class" in record.unit
+    with pytest.raises(ValueError, match="at least one record"):
+        nfdp_mod.stratified([0, 0], 3)
+
+
+def test_stratified_draw_takes_each_class_its_share():
+    labels = np.repeat([0, 1, 2, 3, 4, 5], [45, 59, 53, 47, 48, 48])
+    gen = np.random.default_rng(7)
+    for _ in range(200):
+        rows = nfdp_mod.draw_stratified(labels, 16, gen)
+        counts = np.bincount(labels[rows], minlength=6)
+        assert len(rows) == 16 and sorted(counts) == [2, 2, 3, 3, 3, 3]
+    shares = nfdp_mod.allocation([3, 1, 2], 7, np.random.default_rng(0))
+    assert sum(shares.values()) == 7 and sorted(shares.values()) == [2, 2, 3]
+
+
+def test_stratified_inclusion_probability_is_the_class_delta():
+    """Simulate the sampler: a record of the smallest class is drawn with probability delta (all classes
+    equal shares when C divides k)."""
+    labels = np.repeat([0, 1, 2], [10, 20, 30])
+    gen = np.random.default_rng(99)
+    trials = 20000
+    hits = sum(0 in nfdp_mod.draw_stratified(labels, 6, gen) for _ in range(trials))
+    delta = nfdp_mod.stratified([10, 20, 30], 6).delta
+    assert abs(hits / trials - delta) <= 5 * math.sqrt(delta * (1 - delta) / trials)

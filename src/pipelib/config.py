@@ -253,6 +253,25 @@ def _cross_check_fedmd(config: dict) -> list[str]:
                 f"samples; FedMD asks fedmd.public_per_round = {per_round} public queries per round"
             )
         problems += _ldp_k_problems(config, key, c)
+    return problems + _ablation_problems(config)
+
+
+def _ablation_problems(config: dict) -> list[str]:
+    """paper002.ablation: variants are named once and narrow their rows to the ablation's own k and table2
+    datasets."""
+    a, problems = config["paper002"]["ablation"], []
+    labels = list(config["table2"])
+    names = [v["name"] for v in a["variants"]]
+    problems += [
+        f"config key paper002.ablation.variants: {n!r} named twice" for n in sorted(set(names)) if names.count(n) > 1
+    ]
+    for i, v in enumerate(a["variants"]):
+        key = f"config key paper002.ablation.variants.{i} ({v['name']})"
+        if set(v.get("k", a["k"])) - set(a["k"]):
+            problems.append(f"{key}.k: {sorted(set(v['k']) - set(a['k']))} not in paper002.ablation.k {a['k']}")
+        if set(v.get("datasets", labels)) - set(labels):
+            unknown = sorted(set(v["datasets"]) - set(labels))
+            problems.append(f"{key}.datasets: {unknown} not among the table2 datasets ({', '.join(labels)})")
     return problems
 
 
@@ -574,6 +593,12 @@ def scenarios(config: dict) -> dict:
                 "nfdp": {"sampling": [spec["sampling"]], "k": list(spec["k"])},  # repeats: NP and NFDP rows
                 "replicate_of": spec["scenario"],
             }
+    for name in paper002_scenarios(config, out):  # Tables 3-5 and Figure 2(d): their scenarios on other seeds
+        for i in range(1, p["seeds"]):
+            if replicate(name, i) not in out:
+                variant = {k: v for k, v in out[name].items() if k not in ("nfdp", "replicate_of")}
+                seed = int(out[name].get("seed", scenario_seed(config, base_scenario(config, name))))
+                out[replicate(name, i)] = {**variant, "seed": seed + i, "replicate_of": name}
     for base_name, mechanism in audited(config):  # the audited scenarios: canaries in party 0 (docs/audit.md)
         name = audit_variant(config, base_name, mechanism)
         if base_name in out and name not in out:
@@ -581,6 +606,17 @@ def scenarios(config: dict) -> dict:
             audit = {"canaries": config["audit"]["canaries"], "adjacency": name.rsplit("-", 1)[1]}
             out[name] = {**variant, "seed": scenario_seed(config, base_name), "audit": audit, "audit_of": base_name}
     return out
+
+
+def paper002_scenarios(config: dict, running: dict) -> list[str]:
+    """The scenarios of paper 002's Tables 3-5 and Figure 2(d) among ``running``: each table2 dataset's IID
+    scenario, its variants for other numbers of parties and its non-IID scenario."""
+    p, names = config["paper002"], []
+    counts = sorted(set(p["table3"]["parties"]) | set(p["figure2d"]["parties"]))
+    for label, spec in selected(config, "table2").items():
+        names += [spec["scenario"], *[party_variant(config, spec["scenario"], n) for n in counts]]
+        names += [p["table4"]["noniid"][label]] if label in p["table4"]["noniid"] else []
+    return [n for n in dict.fromkeys(names) if n in running]
 
 
 def canary_adjacency(mechanism: str) -> str:
@@ -631,8 +667,11 @@ def replicate(scenario: str, i: int) -> str:
 
 
 def base_scenario(config: dict, name: str) -> str:
-    """The defined scenario a variant is made from (itself for a defined one)."""
-    return name if name in config["scenarios"] else re.sub(VARIANT, "", name)
+    """The defined scenario a variant is made from (itself for a defined one; a repeat of a variant for
+    another number of parties, ``<scenario>-n<N>-s<i>``, is made from ``<scenario>``)."""
+    while name not in config["scenarios"] and re.search(VARIANT, name):
+        name = re.sub(VARIANT, "", name)
+    return name
 
 
 def scenario_seed(config: dict, name: str) -> int:

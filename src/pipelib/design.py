@@ -45,6 +45,9 @@ from .runs import (
     teacher_run,
 )
 
+# a loop-ablation variant's keys that choose its rows and inputs rather than FedMD's settings
+ABLATION_SCOPE = ("name", "k", "datasets", "sampling")
+
 
 class DesignError(ValueError):
     """A config asks for something the design cannot make (named in the message)."""
@@ -63,8 +66,9 @@ PAGES = (
     "paper001",
     "compare",
 )
-# Pages of their own command, not made by the default target (FedMD's budget ablation: hours of CPU at the paper's size)
-EXTRA_PAGES = ("fedmd_budget",)
+# Pages of their own command, not made by the default target (FedMD's budget and loop ablations: hours of CPU at
+# the paper's size)
+EXTRA_PAGES = ("fedmd_budget", "fedmd_ablation")
 # Paper 001's figure name -> the entries it draws on (the first also names its rounds tables)
 FIGURE_P001 = {
     "clients": ("clients",),  # Figure 3
@@ -238,19 +242,18 @@ class Design:
         variant = "" if epochs in (None, self.FEDMD["pretrain"]["epochs"]) else f"e{epochs}/"
         return self.res(f"pretrain/{sc['public']}/{variant}{arch}-c{self.n_outputs(scenario)}.pt")
 
-    def fedmd_inputs(self, wildcards):
-        """Party i's private input is its NFDP sample (nfdp) or all its records (np, ldp); nothing else."""
+    def fedmd_inputs(self, wildcards, epochs=None):
+        """Party i's private input is its NFDP sample (nfdp) or all its records (np, ldp); nothing else.
+        ``epochs``: the pre-trained models' (default: the path's ``pe``, else the preset's)."""
         scenario, run = wildcards.scenario, FedmdRun.parse(wildcards.run)
+        epochs = dict(wildcards.items()).get("pe") if epochs is None else epochs
         if run.kind == "nfdp":
             parties = [f"{self.sample_dir(scenario, *run.sample)}/party-{i}.parquet" for i in self.party_ids(scenario)]
         else:
             parties = [self.party_table(scenario, i) for i in self.party_ids(scenario)]
         inputs = {
             "parties": parties,
-            "models": [
-                self.pretrained(scenario, arch, dict(wildcards.items()).get("pe"))
-                for arch in sorted(set(self.party_archs(scenario)))
-            ],
+            "models": [self.pretrained(scenario, arch, epochs) for arch in sorted(set(self.party_archs(scenario)))],
             **self.public_inputs(wildcards),
             "test": f"{self.partition_dir(scenario)}/test.parquet",
         }
@@ -431,7 +434,7 @@ class Design:
         of the config's scenarios and of every FedMD-NFDP row (their per-sample ledgers), FedMD-LDP rows'
         answers, every distillation row's local releases or curated sum (PATE's labels among them), LDP-DL's answers,
         and every LDP-FL run's per-client records."""
-        samples = self.nfdp_samples()
+        samples = self.nfdp_samples() + self.repeat_samples()
         files = []
         for path in self.result_files():
             parts = Path(path).parent.relative_to(self.RESULTS).parts
@@ -456,6 +459,16 @@ class Design:
                 files.append(f"{Path(path).parent}/releases.json")
         files = [f"{self.sample_dir(*key)}/ledger.csv" for key in dict.fromkeys(samples)] + files
         return list(dict.fromkeys(files))
+
+    def repeat_samples(self):
+        """(scenario, sampling, k) of the NFDP samples of paper 002's tables' repeats (paper002.seeds)."""
+        out = []
+        for e in self.table3_entries() + self.table4_entries() + self.table5_entries() + self.figure2d_entries():
+            for path in e["repeats"]:
+                _, scenario, _, name = Path(path).parent.relative_to(self.RESULTS).parts
+                run = FedmdRun.parse(name)
+                out += [(scenario, *run.sample)] if run.kind == "nfdp" else []
+        return out
 
     def result_files(self):
         """Every result row file of every method the config runs."""
@@ -483,6 +496,19 @@ class Design:
     def nfdp_run(self, sampling, k):
         return FedmdRun.nfdp(sampling, k).name
 
+    def paper002_runs(self, scenario, answer, run):
+        """A row of paper 002's Tables 3-5 or Figure 2(d): its result file (``path``) and its repeats' on the
+        scenario's other seeds (``repeats``, paper002.seeds)."""
+        return {
+            "path": self.fedmd_result(scenario, answer, run),
+            "repeats": [self.fedmd_result(replicate(scenario, i), answer, run) for i in range(1, self.P002["seeds"])],
+        }
+
+    def runs_of(self, entries):
+        """Every result file and rounds table of ``entries`` and of their repeats (a rule's inputs)."""
+        results = [p for e in entries for p in [e["path"], *e.get("repeats", [])]]
+        return results + [p.replace("result.json", "rounds.parquet") for p in results]
+
     def table3_entries(self):
         """Answer types x number of parties, at paper002.k (a scenario variant for another N)."""
         return [
@@ -490,7 +516,7 @@ class Design:
                 "dataset": label,
                 "parties": n,
                 "answer": answer,
-                "path": self.fedmd_result(
+                **self.paper002_runs(
                     party_variant(self.config, spec["scenario"], n),
                     answer,
                     self.nfdp_run(spec["sampling"], self.P002["k"]),
@@ -508,7 +534,7 @@ class Design:
             {
                 "dataset": label,
                 "setting": "IID",
-                "path": self.fedmd_result(spec["scenario"], answer, run(spec)),
+                **self.paper002_runs(spec["scenario"], answer, run(spec)),
             }
             for label, spec in self.TABLE2.items()
         ]
@@ -516,7 +542,7 @@ class Design:
             {
                 "dataset": label,
                 "setting": "non-IID",
-                "path": self.fedmd_result(scenario, answer, run(self.TABLE2[label])),
+                **self.paper002_runs(scenario, answer, run(self.TABLE2[label])),
             }
             for label, scenario in self.P002["table4"]["noniid"].items()
             if label in self.TABLE2 and scenario in self.SCENARIOS
@@ -531,7 +557,7 @@ class Design:
                 "dataset": label,
                 "sampling": sampling,
                 "k": k,
-                "path": self.fedmd_result(self.TABLE2[label]["scenario"], answer, self.nfdp_run(sampling, k)),
+                **self.paper002_runs(self.TABLE2[label]["scenario"], answer, self.nfdp_run(sampling, k)),
             }
             for label, k in self.P002["table5"]["k"].items()
             if label in self.TABLE2
@@ -544,7 +570,7 @@ class Design:
         return [
             {
                 "dataset": label,
-                "path": self.fedmd_result(
+                **self.paper002_runs(
                     party_variant(self.config, spec["scenario"], n),
                     answer,
                     self.nfdp_run(spec["sampling"], self.P002["k"]),
@@ -581,6 +607,74 @@ class Design:
             for rounds, queries, epochs in self.P002["budget"]["points"]
             for run in ("np", self.nfdp_run(spec["sampling"], k))
         ]
+
+    def ablation_inputs(self, wildcards):
+        """A loop-ablation row reads what its Table 2 row reads, with models pre-trained at the ablation's
+        epochs, and the parties' samples drawn by the variant's ``sampling`` where it sets one."""
+        inputs = self.fedmd_inputs(wildcards, self.P002["ablation"]["budget"][2])
+        sampling = self.ablation_variant(wildcards.variant).get("sampling")
+        run = FedmdRun.parse(wildcards.run)
+        if sampling and run.kind == "nfdp":
+            sample = self.sample_dir(wildcards.scenario, sampling, run.k)
+            inputs["parties"] = [f"{sample}/party-{i}.parquet" for i in self.party_ids(wildcards.scenario)]
+            inputs["ledger"] = f"{sample}/ledger.csv"
+        return inputs
+
+    def ablation_variant(self, name):
+        """paper002.ablation's variant ``name`` (its entry: name, settings, scope)."""
+        return next(v for v in self.P002["ablation"]["variants"] if v["name"] == name)
+
+    def ablation_settings(self, variant):
+        """FedMD's settings of a loop-ablation variant: the preset's, at the ablation's budget, with the
+        variant's overrides (its ``sampling`` acts through its inputs; ``k`` and ``datasets`` choose its rows)."""
+        rounds, queries, _ = self.P002["ablation"]["budget"]
+        overrides = {k: v for k, v in self.ablation_variant(variant).items() if k not in ABLATION_SCOPE}
+        return {**self.fedmd_params(), "rounds": rounds, "public_per_round": queries, **overrides}
+
+    def pooled_result(self, scenario, sampling, k, pretrain_epochs, epochs, arch):
+        """The pooled ceiling of an NFDP row: ``arch`` trained on the union of its parties' samples."""
+        return self.res(
+            f"centralized_pooled/{scenario}/{sampling}-k{k}/pe{pretrain_epochs}-e{epochs}/{arch}/result.json"
+        )
+
+    def ablation_entries(self):
+        """paper002.ablation: every variant of FedMD-NFDP at each k on every table2 dataset (a variant's own ``k``
+        and ``datasets`` narrow them; its ``settings``: the keys it sets), and the pooled ceilings (Centralized on
+        the union of the parties' samples) of each (dataset, k, draw) a variant runs, one entry per architecture."""
+        a = self.P002["ablation"]
+        entries = []
+        for label, spec in self.TABLE2.items():
+            scenario = spec["scenario"]
+            for k in a["k"]:
+                run, paper_k = self.nfdp_run(spec["sampling"], k), a.get("paper_k", {}).get(k, k)
+                variants = [v for v in a["variants"] if k in v.get("k", [k]) and label in v.get("datasets", [label])]
+                entries += [
+                    {
+                        "dataset": label,
+                        "k": k,
+                        "variant": v["name"],
+                        "reference": a["variants"][0]["name"],
+                        "paper_k": paper_k,
+                        "settings": {key: x for key, x in v.items() if key not in ("name", "k", "datasets")},
+                        "pretrain_epochs": a["budget"][2],
+                        "path": self.res(f"fedmd_ablation/{scenario}/{v['name']}/{run}/result.json"),
+                    }
+                    for v in variants
+                ]
+                entries += [
+                    {
+                        "dataset": label,
+                        "k": k,
+                        "paper_k": paper_k,
+                        "pooled": [pe, epochs],
+                        "sampling": sampling,
+                        "path": self.pooled_result(scenario, sampling, k, pe, epochs, arch),
+                    }
+                    for sampling in dict.fromkeys(v.get("sampling", spec["sampling"]) for v in variants)
+                    for pe, epochs in a["pooled"]
+                    for arch in sorted(set(self.party_archs(scenario)))
+                ]
+        return entries
 
     def rknn_result(self, scenario, encoder, s, k, mech):
         return f"{self.distill_dir(scenario, f'rknn-{encoder}-s{s}-k{k}', mech)}/result.json"
@@ -896,6 +990,7 @@ class Design:
             "headline": ["table2", "table_rknn"],
             "paper002": ["table2", "table3", "table4", "table5"],  # table2: the regime of Figure 2(d)'s rows
             "fedmd_budget": ["fedmd_budget"],
+            "fedmd_ablation": ["fedmd_ablation"],
             "paper003": ["table_rknn"],  # the regime of Figure 2's rows
             "paper004": ["table_ldpdl"] if self.ldpdl_table_entries() else [],
             "paper001": ["table_ldpfl"] if self.ldpfl_paths("table") else [],

@@ -113,12 +113,22 @@ for _m in (
             Stage("nfdp_sample", "party", releases=r"\.ledger\.json$"),
             Stage("fedmd", "federation", work.fedmd, private=r"/models\.pt$"),
             Stage("fedmd_budget", "federation", work.fedmd, private=r"/models\.pt$"),
-            *_report("nfdp_ledger", "table2", "table3", "table4", "table5", "table_fedmd_budget"),
+            Stage("fedmd_ablation", "federation", work.fedmd, private=r"/models\.pt$"),
+            *_report(
+                "nfdp_ledger", "table2", "table3", "table4", "table5", "table_fedmd_budget", "table_fedmd_ablation"
+            ),
             *_report("figure_p002_budget", "figure_p002_privacy_vs_parties", "figure_p002_privacy_vs_k"),
             *_report("figure_p002_accuracy_vs_parties", "figure_p002_rounds"),
         ),
     ),
-    Method("centralized", None, (Stage("centralized", "baseline", work.centralized, private=r"/model\.pt$"),)),
+    Method(
+        "centralized",
+        None,
+        (
+            Stage("centralized", "baseline", work.centralized, private=r"/model\.pt$"),
+            Stage("centralized_pooled", "baseline", work.centralized, private=r"/model\.pt$"),
+        ),
+    ),
     Method("dpsgd", DpsgdRun, (Stage("dpsgd", "baseline", work.dpsgd),)),
     Method(  # the distillation stage: reverse k-NN's and PATE's runs (pipelib.methods.distill)
         "distill",

@@ -70,6 +70,18 @@ def summary_accuracy_interval(mean: float, std: float, parties: int, n: int, con
     return max(0.0, mean - half), min(1.0, mean + half)
 
 
+def paired_difference_interval(a, b, confidence: float = 0.95) -> tuple[float, float, float]:
+    """(mean, low, high) of the mean difference ``a - b`` of paired measurements (the same parties, samples
+    and seeds under two settings): Student's t over the per-pair differences.  The test records are shared, so
+    their sampling is not in it: the interval is about these parties on this test set."""
+    d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
+    if d.size < 2:
+        raise ValueError(f"a paired interval needs at least two pairs, got {d.size}")
+    t = float(_stats.t.ppf(0.5 + confidence / 2, d.size - 1))
+    half = t * float(d.std(ddof=1)) / math.sqrt(d.size)
+    return float(d.mean()), float(d.mean() - half), float(d.mean() + half)
+
+
 def repeated_accuracy_interval(runs, n: int, confidence: float = 0.95) -> tuple[float, float]:
     """The interval of a row's accuracy, the mean over repeated runs (seeds) of each run's mean over its
     parties, all on ``n`` test records.  One run: :func:`mean_accuracy_interval` over its parties.  Several:

@@ -125,10 +125,15 @@ def pretrain_pool(wc: dict, sizes: Sizes) -> Work:
 def fedmd(wc: dict, sizes: Sizes) -> Work:
     """A FedMD row: every party's initial training, then each round's digest of the public queries, its
     revisit of its own records, its answers and its evaluation (``rounds`` and ``q`` in the path: the budget
-    ablation's rounds and public queries per round)."""
+    ablation's rounds and public queries per round; ``variant``: the loop ablation's, at its budget)."""
     w, f, sc = Work(), sizes.config["fedmd"], sizes.scenario(wc["scenario"])
     if "rounds" in wc:
         f = {**f, "rounds": int(wc["rounds"]), "public_per_round": int(wc["q"])}
+    if "variant" in wc:
+        ablation = sizes.config["paper002"]["ablation"]
+        rounds, queries, _ = ablation["budget"]
+        variant = next(v for v in ablation["variants"] if v["name"] == wc["variant"])
+        f = {**f, "rounds": rounds, "public_per_round": queries, **{k: v for k, v in variant.items() if k != "k"}}
     shape = SHAPES[sc["public"]]
     ns, w.estimated = sizes.parties(wc["scenario"])
     run = FedmdRun.parse(wc["run"])
@@ -147,6 +152,8 @@ def centralized(wc: dict, sizes: Sizes) -> Work:
     """The non-private baseline: epochs over the pooled private records."""
     w, s, sc = Work(), sizes.config["fedmd"]["centralized"], sizes.scenario(wc["scenario"])
     ns, w.estimated = sizes.parties(wc["scenario"])
+    if "k" in wc:  # the pooled ceiling: the union of the parties' samples, for the path's epochs
+        ns, s = [int(wc["k"])] * len(ns), {**s, "epochs": int(wc["epochs"])}
     w.add(wc["arch"], SHAPES[sc["private"]], s["batch"], s["epochs"] * sum(ns))
     return w
 

@@ -17,6 +17,7 @@ from pipelib.data import ingest as raw
 from pipelib.design import Design, DesignError
 from pipelib import integrity
 from pipelib.plan import check_sizes
+from pipelib.privacy.nfdp import STRATIFIED
 from pipelib.provenance import code_digest
 from pipelib.runs import FEDMD_RUN, LDPDL_RUN, LDPFL_RUN, PATE_RUN
 from pipelib.runs import PATE_TEACHERS, TEACHER_RUN, AuditRun, FedmdRun
@@ -48,7 +49,7 @@ wildcard_constraints:
     public=alternatives(vocab.DATASETS),
     split=alternatives(vocab.SPLITS),
     scenario=alternatives(SCENARIOS),
-    sampling=alternatives(vocab.SAMPLINGS),
+    sampling=alternatives(vocab.SAMPLINGS + (STRATIFIED,)),  # stratified: the loop ablation's only
     k="[1-9][0-9]*",
     party="0|[1-9][0-9]*",
     arch=vocab.ARCH_PATTERN,
@@ -57,6 +58,9 @@ wildcard_constraints:
     pe="[1-9][0-9]*",
     epochs="[1-9][0-9]*",
     answer=alternatives(vocab.ANSWERS),
+    variant=alternatives(
+        [v["name"] for v in config["paper002"]["ablation"]["variants"]]
+    ),
     run=FEDMD_RUN.pattern,
     encoder=alternatives(RKNN["encoders"]) or "NO_ENCODER",
     s="[1-9][0-9]*",

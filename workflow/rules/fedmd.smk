@@ -202,3 +202,74 @@ rule centralized:
         checkpoint=lambda wc: res(f"centralized/{wc.scenario}/{wc.arch}/resume.pt"),
     script:
         "../scripts/centralized.py"
+
+
+# FedMD's loop at small k (paper002.ablation): an NFDP row of Table 2 re-run with one variant of the loop (its
+# settings from the config, at the ablation's budget), on the same samples, seeds and pre-trained models.
+use rule fedmd as fedmd_ablation with:
+    input:
+        unpack(ablation_inputs),
+    output:
+        result=res("fedmd_ablation/{scenario}/{variant}/{run}/result.json"),
+        rounds=res("fedmd_ablation/{scenario}/{variant}/{run}/rounds.parquet"),
+        models=res("fedmd_ablation/{scenario}/{variant}/{run}/models.pt"),
+        releases=res("fedmd_ablation/{scenario}/{variant}/{run}/releases.json"),
+    log:
+        res("logs/fedmd_ablation/{scenario}/{variant}/{run}.log"),
+    benchmark:
+        res("benchmarks/fedmd_ablation/{scenario}/{variant}/{run}.tsv")
+    params:
+        code=code("fedmd.py"),
+        fedmd=lambda wc: ablation_settings(wc.variant),
+        archs=lambda wc: sorted(set(party_archs(wc.scenario))),
+        n_public_classes=lambda wc: raw.dataset(
+            SCENARIOS[wc.scenario]["public"]
+        ).classes,
+        seed=lambda wc: seed_of(wc.scenario),
+        randomness="none",
+        preset=config["preset"],
+        precision=FEDMD["precision"],
+        checkpoint=lambda wc: res(
+            f"fedmd_ablation/{wc.scenario}/{wc.variant}/{wc.run}/resume.pt"
+        ),
+
+
+# The pooled ceiling of an NFDP row: each architecture trained on the union of the parties' samples (the same
+# draws), from models pre-trained pe epochs, for e epochs: what the parties' records allow without federation.
+use rule centralized as centralized_pooled with:
+    input:
+        parties=lambda wc: [
+            f"{sample_dir(wc.scenario, wc.sampling, wc.k)}/party-{i}.parquet"
+            for i in party_ids(wc.scenario)
+        ],
+        model=lambda wc: pretrained(wc.scenario, wc.arch, wc.pe),
+        test=res("partitions/{scenario}/test.parquet"),
+    output:
+        result=res(
+            "centralized_pooled/{scenario}/{sampling}-k{k}/pe{pe}-e{epochs}/{arch}/result.json"
+        ),
+        model=res(
+            "centralized_pooled/{scenario}/{sampling}-k{k}/pe{pe}-e{epochs}/{arch}/model.pt"
+        ),
+    log:
+        res(
+            "logs/centralized_pooled/{scenario}/{sampling}-k{k}/pe{pe}-e{epochs}/{arch}.log"
+        ),
+    benchmark:
+        res(
+            "benchmarks/centralized_pooled/{scenario}/{sampling}-k{k}/pe{pe}-e{epochs}/{arch}.tsv"
+        )
+    params:
+        code=code("centralized.py"),
+        settings=lambda wc: {**FEDMD["centralized"], "epochs": int(wc.epochs)},
+        lr=FEDMD["lr"],
+        device=FEDMD["device"],
+        precision=FEDMD["precision"],
+        n_public_classes=lambda wc: raw.dataset(
+            SCENARIOS[wc.scenario]["public"]
+        ).classes,
+        seed=lambda wc: seed_of(wc.scenario),
+        preset=config["preset"],
+        checkpoint=lambda wc: res(
+            f"centralized_pooled/{wc.scenario}/{wc.sampling}-k{wc.k}/pe{wc.pe}-e{wc.epochs}/{wc.arch}/resume.pt"
+        ),

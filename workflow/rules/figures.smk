@@ -5,8 +5,7 @@
 
 rule table3:
     input:
-        [e["path"] for e in table3_entries()],
-        [e["path"].replace("result.json", "rounds.parquet") for e in table3_entries()],
+        runs_of(table3_entries()),
     output:
         report(res("table3.csv"), caption="../report/table3.rst", category="Paper 002"),
     log:
@@ -29,8 +28,7 @@ rule table3:
 
 rule table4:
     input:
-        [e["path"] for e in table4_entries()],
-        [e["path"].replace("result.json", "rounds.parquet") for e in table4_entries()],
+        runs_of(table4_entries()),
     output:
         report(res("table4.csv"), caption="../report/table4.rst", category="Paper 002"),
     log:
@@ -53,8 +51,7 @@ rule table4:
 
 rule table5:
     input:
-        [e["path"] for e in table5_entries()],
-        [e["path"].replace("result.json", "rounds.parquet") for e in table5_entries()],
+        runs_of(table5_entries()),
     output:
         report(res("table5.csv"), caption="../report/table5.rst", category="Paper 002"),
     log:
@@ -131,8 +128,7 @@ rule figure_p002_privacy_vs_k:
 
 rule figure_p002_accuracy_vs_parties:
     input:
-        [e["path"] for e in figure2d_entries()],
-        [e["path"].replace("result.json", "rounds.parquet") for e in figure2d_entries()],
+        runs_of(figure2d_entries()),
     output:
         png=report(
             res("figures/p002_accuracy_vs_parties.png"),
@@ -301,3 +297,34 @@ rule figure_p003_local_dp:
         entries=p003_local_entries(),
     script:
         "../scripts/figure_p003_local_dp.py"
+
+
+rule table_fedmd_ablation:
+    input:
+        [e["path"] for e in ablation_entries()],
+        [
+            e["path"].replace("result.json", "rounds.parquet")
+            for e in ablation_entries()
+            if "pooled" not in e
+        ],
+    output:
+        report(
+            res("fedmd_ablation.csv"),
+            caption="../report/fedmd_ablation.rst",
+            category="Paper 002",
+        ),
+    log:
+        res("logs/table_fedmd_ablation.log"),
+    benchmark:
+        res("benchmarks/table_fedmd_ablation.tsv")
+    conda:
+        "../envs/pipelib.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        code=code("table_fedmd_ablation.py"),
+        entries=ablation_entries(),
+    script:
+        "../scripts/table_fedmd_ablation.py"

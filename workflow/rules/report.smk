@@ -215,9 +215,8 @@ rule reproduction_page:
             )
         }
         | {
-            "fedmd_budget": preset_command(
-                f"docs/reproduction/{config['preset']}/fedmd_budget.md"
-            )
+            name: preset_command(f"docs/reproduction/{config['preset']}/{name}.md")
+            for name in ("fedmd_budget", "fedmd_ablation")
         },
     script:
         "../scripts/reproduction_page.py"

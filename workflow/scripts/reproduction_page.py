@@ -21,6 +21,7 @@ make = {
         {k: i[k] for k in ("table2", "table3", "table4", "table5")}, figures, p.commands, data
     ),
     "fedmd_budget": lambda: pages.fedmd_budget_page(i.fedmd_budget, figures, p.commands["fedmd_budget"]),
+    "fedmd_ablation": lambda: pages.fedmd_ablation_page(i.fedmd_ablation, p.commands["fedmd_ablation"]),
     "paper003": lambda: pages.paper003_page(figures, i.table_rknn, data),
     "paper004": lambda: pages.paper004_page(table["table_ldpdl"], figures, p.commands["table_ldpdl"], data),
     "paper001": lambda: pages.paper001_page(table["table_ldpfl"], figures, p.commands["table_ldpfl"], data),

@@ -47,6 +47,12 @@ from .rounds import run_rounds, wall_seconds
 log = logging.getLogger(__name__)
 
 DIGEST_LOSS = {"logits": loop.l1, "softmax": loop.soft_ce, "argmax": loop.soft_ce}
+# The loop's choices (config.schema.yaml lists them too): one Adam for every phase, or one for digesting and
+# one for the party's own records (FedMD's code compiles two Keras models over shared layers, each with its
+# own Adam); the outputs a party answers and digests: all (public classes and the task's, as FedMD) or the
+# private task's only.
+OPTIMIZERS = ("shared", "per_phase")
+ANSWER_OUTPUTS = ("all", "task")
 
 
 @dataclass
@@ -62,6 +68,17 @@ class Schedule:
     digest_batch: int
     revisit_batch: int
     predict_batch: int = 1024
+    optimizers: str = "shared"  # one Adam for every phase, or per_phase: digest's and own-records' (FedMD's code)
+    answer_outputs: str = "all"  # what is answered and digested: all outputs, or the private task's only
+    bn_momentum: float = 0.1  # BatchNorm running-statistics momentum in the loop (PyTorch 0.1; Keras 0.01)
+
+    def __post_init__(self):
+        for name, value, allowed in (
+            ("optimizers", self.optimizers, OPTIMIZERS),
+            ("answer_outputs", self.answer_outputs, ANSWER_OUTPUTS),
+        ):
+            if value not in allowed:
+                raise ValueError(f"fedmd.{name} = {value!r}; allowed: {', '.join(allowed)}")
 
     @classmethod
     def from_config(cls, cfg: dict) -> "Schedule":
@@ -69,28 +86,33 @@ class Schedule:
 
 
 class Party:
-    """One party: its model and optimizer, and its own records (x, y) only."""
+    """One party: its model and optimizers, and its own records (x, y) only."""
 
     def __init__(
         self,
         pid: int,
         model,
-        opt,
+        opts,
         records: tuple[torch.Tensor, torch.Tensor],
         answer: str,
         gen: torch.Generator,
         noise: tuple[float, torch.Generator | None] = (0.0, None),
+        outputs: tuple[int, int] | None = None,
     ):
-        """``records``: the party's own (x, y); ``noise``: FedMD-LDP's Gaussian (sigma, generator)
-        added to every released answer (sigma 0: clean answers)."""
+        """``opts``: one optimizer for every phase, or (own records', digest's); ``records``: the party's own
+        (x, y); ``noise``: FedMD-LDP's Gaussian (sigma, generator) added to every released answer (sigma 0:
+        clean answers); ``outputs``: the (start, stop) outputs answered and digested (None: all)."""
         (x, y), (noise_sigma, noise_gen) = records, noise
         if answer not in ANSWERS:
             raise ValueError(f"unknown answer type {answer!r}; allowed: {', '.join(ANSWERS)}")
         if noise_sigma > 0 and answer == "logits":
             raise ValueError("Gaussian answers need bounded answers: use softmax or argmax, not logits")
-        self.pid, self.model, self.opt, self.x, self.y = pid, model, opt, x, y
-        self.answer_type, self.gen = answer, gen
+        self.opt, self.digest_opt = opts if isinstance(opts, tuple) else (opts, opts)
+        self.pid, self.model, self.x, self.y = pid, model, x, y
+        self.answer_type, self.gen, self.outputs = answer, gen, outputs
         self.noise_sigma, self.noise_gen = noise_sigma, noise_gen
+        loss = DIGEST_LOSS[answer]
+        self.digest_objective = loop.Objective(loss if outputs is None else _on_outputs(loss, *outputs))
 
     def train_own(self, epochs: int, batch: int) -> dict:
         """Train on the party's own records (initialization and revisit)."""
@@ -98,12 +120,14 @@ class Party:
 
     def digest(self, x_public: torch.Tensor, consensus: torch.Tensor, epochs: int, batch: int) -> dict:
         """Move towards the server's aggregate on the public subset."""
-        digest = loop.Objective(DIGEST_LOSS[self.answer_type])
-        return loop.fit(self.model, self.opt, (x_public, consensus), digest, epochs, batch, self.gen)
+        data = (x_public, consensus)
+        return loop.fit(self.model, self.digest_opt, data, self.digest_objective, epochs, batch, self.gen)
 
     def answer(self, x_public: torch.Tensor, batch: int) -> torch.Tensor:
         """The released answers on a public subset (noised for FedMD-LDP)."""
         logits = loop.predict(self.model, x_public, batch)
+        if self.outputs is not None:
+            logits = logits[:, self.outputs[0] : self.outputs[1]]
         if self.answer_type == "logits":
             out = logits
         elif self.answer_type == "softmax":
@@ -124,6 +148,7 @@ class Party:
         return {
             "model": self.model.state_dict(),
             "opt": self.opt.state_dict(),
+            "digest_opt": None if self.digest_opt is self.opt else self.digest_opt.state_dict(),
             "gen": self.gen.get_state(),
             "noise_gen": self.noise_gen.get_state() if self.noise_gen is not None else None,
         }
@@ -131,9 +156,28 @@ class Party:
     def restore(self, saved: dict) -> None:
         self.model.load_state_dict(saved["model"])
         self.opt.load_state_dict(saved["opt"])
+        if self.digest_opt is not self.opt:
+            self.digest_opt.load_state_dict(saved["digest_opt"])
         self.gen.set_state(saved["gen"])
         if self.noise_gen is not None:
             self.noise_gen.set_state(saved["noise_gen"])
+
+
+def _on_outputs(loss, start: int, stop: int):
+    """``loss`` on the outputs start..stop of the logits only."""
+
+    def sliced(logits, target):
+        return loss(logits[:, start:stop], target)
+
+    return sliced
+
+
+def set_bn_momentum(model, momentum: float) -> None:
+    """Set every BatchNorm layer's running-statistics momentum (PyTorch's 0.1 weighs the newest batch 0.1;
+    Keras' momentum 0.99 is PyTorch's 0.01)."""
+    for m in model.modules():
+        if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
+            m.momentum = momentum
 
 
 def project_simplex(v: torch.Tensor) -> torch.Tensor:
@@ -289,7 +333,8 @@ def run_row(job: Job, cfg: dict, *, models: dict, n_public_classes: int) -> dict
     """
 
     release, seed, randomness, checkpoint, out = job.release, job.seed, job.randomness, job.checkpoint, job.output
-    scenario, answer, method = release["scenario"], release["answer"], release["run"]
+    # the answer type: the path's (Table 2-5 rows) or the settings' (the loop ablation's variants)
+    scenario, answer, method = release["scenario"], release.get("answer", cfg.get("answer")), release["run"]
     party_paths, ledger_path = job.input["parties"], job.input.get("ledger")
     fedmd_run = FedmdRun.parse(method)
     kind = fedmd_run.kind
@@ -351,7 +396,12 @@ def run_row(job: Job, cfg: dict, *, models: dict, n_public_classes: int) -> dict
         if kind == "ldp":  # party i's noise is keyed by every wildcard of the job, and i
             noise_seed = release_torch_seed(seed, randomness, "fedmd", {**release, "party": i})
             noise_gen = torch.Generator().manual_seed(noise_seed)
-        parties.append(Party(i, model, optimizer(model, cfg["lr"]), (x, y), answer, gen, (sigma, noise_gen)))
+        set_bn_momentum(model, schedule.bn_momentum)
+        opts = optimizer(model, cfg["lr"])
+        if schedule.optimizers == "per_phase":
+            opts = (opts, optimizer(model, cfg["lr"]))
+        outputs = (n_public_classes, n_classes) if schedule.answer_outputs == "task" else None
+        parties.append(Party(i, model, opts, (x, y), answer, gen, (sigma, noise_gen), outputs))
     server = Server(len(x_pub), schedule.public_per_round, answer, seed=torch_seed(seed, "server", scenario))
     log.info(
         "%s %s (%s answers): %d parties %s, %d private records each (min), %d public, %d test, device %s",

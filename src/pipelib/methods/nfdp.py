@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ..io import read_table, take_rows, write_csv, write_table
-from ..privacy import LEDGER_COLUMNS, Draw, nfdp, read_releases, release_row, write_releases
+from ..privacy import LEDGER_COLUMNS, Draw, delta_vacuous, nfdp, read_releases, release_row, write_releases
 from ..seeding import release_key, release_rng
 
 
@@ -30,7 +30,19 @@ def sample_party(
             f"scenario {scenario!r} party {party} holds n={n} records: k={k} without "
             f"replacement is impossible; use k <= {n} or sampling with_replacement"
         )
-    rows = nfdp.draw(n, k, sampling, release_rng(seed, randomness, rule, release))
+    generator = release_rng(seed, randomness, rule, release)
+    if sampling == nfdp.STRATIFIED:  # FedMD's draw: k split over the party's classes (class counts published)
+        labels = np.asarray(table.column("label"))
+        rows, guarantee = nfdp.draw_stratified(labels, k, generator), nfdp.stratified_guarantee(np.bincount(labels), k)
+        extras = {
+            **nfdp.ledger_extras(n, k, nfdp.WITH_REPLACEMENT),
+            "sampling": sampling,
+            "epsilon_log10_paper_convention": guarantee.epsilon / np.log(10.0),
+            "delta_vacuous": delta_vacuous(guarantee.delta, n),
+        }
+    else:
+        rows, guarantee = nfdp.draw(n, k, sampling, generator), nfdp.guarantee(n, k, sampling)
+        extras = nfdp.ledger_extras(n, k, sampling)
     sample = take_rows(
         table,
         rows,
@@ -44,9 +56,9 @@ def sample_party(
         str(out["sample"]),
         party,
         f"nfdp-{sampling}",
-        nfdp.guarantee(n, k, sampling),
+        guarantee,
         drawn=Draw(randomness, release_key(rule, release)),
-        **nfdp.ledger_extras(n, k, sampling),
+        **extras,
         seed=seed,
     )
     write_releases([row], out["ledger"])

@@ -17,6 +17,15 @@ both adjacencies by enumeration, in both directions, with n = the size of the pa
 
 No finite epsilon holds below delta: the outputs that contain a given record have probability delta
 under D and 0 under D without it, so the record's curve is a threshold at delta.
+
+A class-stratified draw (``stratified_with_replacement``, FedMD's own code drew exactly 3 records per class)
+is not one of the theorems' samplers: k is split over the classes the party holds (k // C each, one more for
+k mod C classes picked at random, independently of the records), and each class is drawn with replacement
+from the party's records of that class.  Its neighbours replace one record by another *of the same class*
+(the party's class counts are published, as n is); the sampler of that class is then Theorem 2's on n_c
+records, the other classes' draws do not change, so the party's guarantee is Theorem 2 at (n_c, k_c) for its
+worst class: k_c = ceil(k / C) and the smallest n_c (:func:`stratified`).  Replacing a record by one of
+another class, which the unstratified draw also covers, is not covered.
 """
 
 from __future__ import annotations
@@ -30,8 +39,14 @@ from ..vocab import SAMPLINGS
 from . import THRESHOLD, Adjacency, Guarantee, delta_vacuous
 
 WITH_REPLACEMENT, WITHOUT_REPLACEMENT = SAMPLINGS
-THEOREM = {WITHOUT_REPLACEMENT: "paper 002 Theorem 1", WITH_REPLACEMENT: "paper 002 Theorem 2"}
+STRATIFIED = "stratified_with_replacement"  # not a theorem's sampler: see the module docstring
+THEOREM = {
+    WITHOUT_REPLACEMENT: "paper 002 Theorem 1",
+    WITH_REPLACEMENT: "paper 002 Theorem 2",
+    STRATIFIED: "paper 002 Theorem 2 on the worst class (k_c = ceil(k / C) of its n_c records)",
+}
 UNIT = "one record of the party's private data (n is published)"
+UNIT_STRATIFIED = "one record of the party's private data, replaced by one of its class (class counts are published)"
 
 
 class EpsDelta(NamedTuple):
@@ -137,3 +152,45 @@ def ledger_extras(n: int, k: int, sampling: str) -> dict:
         "epsilon_log10_paper_convention": g.epsilon / math.log(10.0),
         "delta_vacuous": delta_vacuous(g.delta, n),
     }
+
+
+# ------------------------------------------------------------------- class-stratified draws (FedMD's code)
+
+
+def allocation(classes, k: int, generator: np.random.Generator) -> dict:
+    """How many of k draws each class gets: k // C each of the C ``classes`` the party holds, one more for
+    k mod C of them picked by ``generator`` (which never sees a record)."""
+    classes = sorted(classes)
+    if not classes:
+        raise ValueError("a stratified draw needs at least one class")
+    base, extra = divmod(int(k), len(classes))
+    bonus = set(generator.permutation(len(classes))[:extra].tolist())
+    return {c: base + (i in bonus) for i, c in enumerate(classes)}
+
+
+def draw_stratified(labels, k: int, generator: np.random.Generator) -> np.ndarray:
+    """Row positions of a class-stratified sample: each class's share (:func:`allocation`) drawn with
+    replacement from that class's rows, in a shuffled order."""
+    labels = np.asarray(labels)
+    shares = allocation(np.unique(labels).tolist(), k, generator)
+    rows = np.concatenate(
+        [generator.choice(np.flatnonzero(labels == c), size=m, replace=True) for c, m in shares.items() if m]
+        or [np.zeros(0, dtype=np.int64)]
+    )
+    return generator.permutation(rows)
+
+
+def stratified(class_sizes, k: int) -> EpsDelta:
+    """The (epsilon, delta) of a class-stratified draw of k records from classes of ``class_sizes`` records
+    (neighbours replace one record by one of its class): Theorem 2 at the largest share, ceil(k / C), and the
+    smallest class, whichever classes the allocation picks."""
+    sizes = [int(n) for n in class_sizes if int(n) > 0]
+    if not sizes:
+        raise ValueError("a stratified draw needs at least one record")
+    return nfdp(min(sizes), -(-int(k) // len(sizes)), WITH_REPLACEMENT)
+
+
+def stratified_guarantee(class_sizes, k: int) -> Guarantee:
+    """The record of a party's class-stratified sample (:func:`stratified`)."""
+    g = stratified(class_sizes, k)
+    return Guarantee(g.epsilon, g.delta, Adjacency.REPLACE_ONE, UNIT_STRATIFIED, THEOREM[STRATIFIED], 1, THRESHOLD)

@@ -23,7 +23,7 @@ from ..io import atomic_path, read_csv, read_json, read_table, write_csv
 from ..privacy import gaussian
 from ..privacy.nfdp import SAMPLINGS, WITH_REPLACEMENT, nfdp
 from . import paper, regime
-from .parties import party_interval
+from .parties import over_seeds
 
 STYLE = {
     "figure.dpi": 110,
@@ -164,7 +164,17 @@ def plot_privacy_vs_k(data: pd.DataFrame, out: dict) -> None:
 def accuracy_vs_parties_data(rows: pd.DataFrame, paper: dict) -> pd.DataFrame:
     """Figure 2(d): mean accuracy over parties against N (result rows, with their dataset label and N);
     ``paper``: (label, N) -> the paper's Table 3 argmax value, overlaid where it exists."""
-    columns = ["dataset", "parties", "accuracy", "accuracy_low", "accuracy_high", "accuracy_std", "k", "answer"]
+    columns = [
+        "dataset",
+        "parties",
+        "accuracy",
+        "accuracy_low",
+        "accuracy_high",
+        "accuracy_std",
+        "seeds",
+        "k",
+        "answer",
+    ]
     data = rows.reindex(columns=[*columns, "scenario"]).sort_values(["dataset", "parties"], kind="stable")
     data["paper_accuracy"] = [paper.get((d, n)) for d, n in zip(data["dataset"], data["parties"])]
     return data.reset_index(drop=True)
@@ -174,7 +184,8 @@ def plot_accuracy_vs_parties(data: pd.DataFrame, out: dict) -> None:
     plt = _plt()
     fig, ax = plt.subplots(figsize=(4.6, 3.2))
     for label, g in data.groupby("dataset", sort=False):
-        ax.errorbar(g["parties"], g["accuracy"], yerr=g["accuracy_std"], marker="o", capsize=2, label=label)
+        yerr = [g["accuracy"] - g["accuracy_low"], g["accuracy_high"] - g["accuracy"]]  # the 95 % interval
+        ax.errorbar(g["parties"], g["accuracy"], yerr=yerr, marker="o", capsize=2, label=label)
         p = g.dropna(subset=["paper_accuracy"])
         ax.plot(p["parties"], p["paper_accuracy"], **PAPER)
     ax.plot([], [], **PAPER, label="paper (Table 3)")
@@ -347,10 +358,18 @@ def p002_privacy_vs_k(out: dict, n: int) -> pd.DataFrame:
 
 
 def p002_accuracy_vs_parties(out: dict, entries: list[dict], answer: str) -> pd.DataFrame:
+    """Figure 2(d) from its entries (``path``: the row's result, ``repeats``: its other seeds')."""
     points = {(d, n): v / 100 for (d, n, a), v in paper.TABLE3.items() if a == answer}
-    rows = _rows(entries)
-    bounds = [party_interval(e["path"], n) for e, n in zip(entries, rows["test_n"])]
-    rows["accuracy_low"], rows["accuracy_high"] = [b[0] for b in bounds], [b[1] for b in bounds]
+    runs = [[e["path"], *e.get("repeats", [])] for e in entries]
+    rows = pd.DataFrame(
+        [
+            {
+                **over_seeds([read_json(p) for p in paths], paths),
+                **{k: v for k, v in e.items() if k not in ("path", "repeats")},
+            }
+            for e, paths in zip(entries, runs)
+        ]
+    )
     data = accuracy_vs_parties_data(rows, points)
     plot_accuracy_vs_parties(data, out)
     return data

@@ -25,3 +25,24 @@ def party_interval(result_path, test_n: int) -> tuple[float, float]:
     return stats.mean_accuracy_interval(
         final_party_accuracies(Path(result_path).with_name("rounds.parquet")), int(test_n)
     )
+
+
+def over_seeds(rows: list[dict], result_paths: list) -> dict:
+    """A FedMD row over its seeds' runs (``rows``: their result rows, the first the row's own; ``result_paths``
+    beside their rounds tables): the guarantee of the run with the largest (epsilon, delta) (it holds for every
+    model the row averages), the first run's scenario and seed, the mean of the runs' accuracies, its 95 %
+    interval over the seeds and the test records (one run: over its parties,
+    :func:`pipelib.stats.repeated_accuracy_interval`), the spread of all their parties and the number of seeds."""
+    parties = [final_party_accuracies(Path(p).with_name("rounds.parquet")) for p in result_paths]
+    row = {**max(rows, key=lambda x: (x["epsilon"], x["delta"])), **{k: rows[0][k] for k in ("scenario", "seed")}}
+    low, high = stats.repeated_accuracy_interval(parties, int(row["test_n"]))
+    return {
+        **row,
+        "seeds": len(rows),
+        "accuracy": float(np.mean([x["accuracy"] for x in rows])),
+        "accuracy_low": low,
+        "accuracy_high": high,
+        "accuracy_std": float(np.concatenate(parties).std()),
+        "accuracy_any_class": float(np.mean([x["accuracy_any_class"] for x in rows])),
+        "wall_seconds": float(sum(x["wall_seconds"] for x in rows)),
+    }

@@ -1,11 +1,12 @@
 """Where a result row's setting departs from its paper's in a way that moves the privacy/utility trade-off.
 
 A *regime* departure changes what a method's accuracy at its guarantee means: the parties' or owners' data
-(how many, how much each holds), the answers each releases, the distillation budget (rounds x public queries).
-A *compute* departure (model size, epochs, width, sweep density) does not, and is not flagged here.  Each
-table's ``regime`` column lists its row's departures ('' when none); a claim resting on a flagged row is
-untested (:mod:`pipelib.report.claims`).  The paper's settings are the papers' (SPECS.md), transcribed in
-:mod:`pipelib.report.paper`.
+(how many, how much each holds), the answers each releases (FedMD-LDP's distillation budget: its noise is set
+by the number of answers).  A *compute* departure (model size, epochs, width, sweep density, the distillation
+budget where the public queries cost no privacy: FedMD-NP, FedMD-NFDP) does not.  Each table's ``regime``
+column lists its row's departures ('' when none); a claim resting on a flagged row is untested
+(:mod:`pipelib.report.claims`); FedMD's tables also list their rows' distillation budget in ``compute``.
+The paper's settings are the papers' (SPECS.md), transcribed in :mod:`pipelib.report.paper`.
 """
 
 from __future__ import annotations
@@ -26,16 +27,27 @@ def _number(n: float) -> str:
     return f"{int(n):,}"
 
 
-def fedmd(row: dict, dataset: str) -> str:
-    """A FedMD row's departures: its distillation budget, and its parties' size (the NFDP rows' k is a share
-    of it); the number of parties is a table's own variable (Table 3, Figure 2(d)) and not flagged."""
-    out = []
+def fedmd_budget(row: dict) -> str:
+    """A FedMD row's distillation budget where it differs from the paper's ('' where it does not)."""
     rounds, queries = row.get("rounds"), row.get("public_per_round")
-    if not (pd.isna(rounds) or pd.isna(queries)) and (int(rounds), int(queries)) != FEDMD_BUDGET:
-        out.append(
-            f"distillation budget {int(rounds)} x {_number(queries)} public queries "
-            f"(paper {FEDMD_BUDGET[0]} x {_number(FEDMD_BUDGET[1])})"
-        )
+    if pd.isna(rounds) or pd.isna(queries) or (int(rounds), int(queries)) == FEDMD_BUDGET:
+        return ""
+    paper_budget = f"paper {FEDMD_BUDGET[0]} x {_number(FEDMD_BUDGET[1])}"
+    return f"distillation budget {int(rounds)} x {_number(queries)} public queries ({paper_budget})"
+
+
+def fedmd_compute(row: dict) -> str:
+    """A FedMD row's compute departure: its distillation budget where the public queries cost no privacy
+    (FedMD-NP, FedMD-NFDP: the sample is the release, answers are post-processing; Centralized has none)."""
+    return "" if row.get("method") == "FedMD-LDP" else fedmd_budget(row)
+
+
+def fedmd(row: dict, dataset: str) -> str:
+    """A FedMD row's regime departures: its parties' size (the NFDP rows' k is a share of it) and, for
+    FedMD-LDP only, its distillation budget (the number of answers sets its noise; for the other rows the
+    budget is compute, :func:`fedmd_compute`); the number of parties is a table's own variable (Table 3,
+    Figure 2(d)) and not flagged."""
+    out = [fedmd_budget(row)] if row.get("method") == "FedMD-LDP" and fedmd_budget(row) else []
     setting, n = FEDMD_SETTING.get(dataset), row.get("n")
     if setting and row.get("method") == "Centralized":  # the pooled records of the paper's N = 10 parties
         setting = {"party_n": 10 * setting["party_n"]}

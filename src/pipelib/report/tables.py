@@ -15,7 +15,7 @@ from ..privacy import LEDGER_COLUMNS, Adjacency, read_releases, with_reference_d
 from ..privacy.weights import PER_WEIGHT_UNIT
 from ..schema import RESULT_COLUMNS
 from . import paper, regime
-from .parties import final_party_accuracies, party_interval
+from .parties import over_seeds, party_interval
 
 
 def partition_table(summary_paths, out_path) -> pd.DataFrame:
@@ -200,6 +200,7 @@ TABLE2_COLUMNS = [
     "hardware",
     "precision",
     "regime",
+    "compute",
 ]
 METHOD_ORDER = {"FedMD-NP": 0, "Centralized": 1, "FedMD-NFDP": 2, "FedMD-LDP": 3}
 
@@ -225,32 +226,13 @@ def table2(datasets: dict, runs: dict, centralized: dict, out_csv, out_rounds, d
     rows, rounds, test_n = [], [], {}
     for (label, _run), paths in runs.items():
         repeats = [with_reference_delta(read_json(result), delta_ref) for result, _ in paths]
-        # the row's guarantee holds for every model it averages: the repeat of the largest epsilon (then delta;
-        # a repeat's parties may hold a few records more or fewer), under the row's own scenario
-        r = {
-            **max(repeats, key=lambda x: (x["epsilon"], x["delta"])),
-            **{k: repeats[0][k] for k in ("scenario", "seed")},
-        }
-        parties = [final_party_accuracies(rounds_path) for _, rounds_path in paths]
+        # the row's guarantee holds for every model it averages (a repeat's parties may hold a few records
+        # more or fewer); the accuracy is over the seeds
+        r = over_seeds(repeats, [result for result, _ in paths])
         test_n[label] = int(r["test_n"])
-        low, high = stats.repeated_accuracy_interval(parties, int(r["test_n"]))
         paper_k = datasets[label].get("paper_k", {}).get(r["k"], r["k"]) if r["method"] == "FedMD-NFDP" else None
         printed = paper.table2(label, r["method"], paper_k)
-        rows.append(
-            {
-                **r,
-                "dataset": label,
-                "seeds": len(repeats),
-                "accuracy": float(np.mean([x["accuracy"] for x in repeats])),
-                "accuracy_low": low,
-                "accuracy_high": high,
-                "accuracy_std": float(np.concatenate(parties).std()),
-                "accuracy_any_class": float(np.mean([x["accuracy_any_class"] for x in repeats])),
-                "wall_seconds": float(sum(x["wall_seconds"] for x in repeats)),
-                "paper_k": paper_k if printed else None,
-                **_printed(printed),
-            }
-        )
+        rows.append({**r, "dataset": label, "paper_k": paper_k if printed else None, **_printed(printed)})
         rounds.append(read_table(paths[0][1]).to_pandas().assign(dataset=label, method=r["method"], k=r["k"]))
     # Centralized: each party's architecture trained on the pooled data; averaged like the other rows.
     for label, spec in datasets.items():
@@ -304,6 +286,7 @@ def table2(datasets: dict, runs: dict, centralized: dict, out_csv, out_rounds, d
         )
     table = pd.DataFrame([with_reference_delta(r, delta_ref) if "delta_ref" not in r else r for r in rows])
     table["regime"] = [regime.fedmd(r, r["dataset"]) for r in table.to_dict("records")]
+    table["compute"] = [regime.fedmd_compute(r) for r in table.to_dict("records")]
     table = table.sort_values(
         ["dataset", "method", "k"], key=lambda c: c.map(METHOD_ORDER) if c.name == "method" else c, kind="stable"
     )
@@ -380,6 +363,133 @@ def fedmd_budget(entries: list[dict], out_csv, delta_ref: float) -> pd.DataFrame
     table = pd.DataFrame(rows, columns=None if rows else FEDMD_BUDGET_COLUMNS)  # no rows: the header alone
     table = table[[c for c in FEDMD_BUDGET_COLUMNS if c in table]]
     for c in ("k", "rounds", "public_per_round", "budget", "pretrain_epochs", "parties", "test_n"):
+        table[c] = table[c].astype("Int64")
+    write_csv(table, out_csv)
+    return table
+
+
+FEDMD_ABLATION_COLUMNS = [
+    "dataset",
+    "k",
+    "variant",
+    "settings",
+    "accuracy",
+    "accuracy_low",
+    "accuracy_high",
+    "peak_accuracy",
+    "peak_round",
+    "round0_accuracy",
+    "after_peak",
+    "after_peak_low",
+    "after_peak_high",
+    "vs_first",
+    "vs_first_low",
+    "vs_first_high",
+    "reference",
+    "paper_k",
+    "paper_accuracy",
+    "epsilon",
+    "delta",
+    "rounds",
+    "public_per_round",
+    "pretrain_epochs",
+    "epochs",
+    "parties",
+    "test_n",
+    "wall_seconds",
+    "preset",
+    "seed",
+    "hardware",
+    "precision",
+    "scenario",
+    "run",
+]
+
+
+def _per_round(rounds_path) -> pd.DataFrame:
+    """A FedMD run's accuracies: one row per round, one column per party."""
+    rounds = read_table(rounds_path, columns=["round", "party", "accuracy"]).to_pandas()
+    return rounds.pivot(index="round", columns="party", values="accuracy").sort_index()
+
+
+def fedmd_ablation(entries: list[dict], out_csv) -> pd.DataFrame:
+    """results/fedmd_ablation.csv: FedMD-NFDP at each k under each variant of the loop (``entries`` with a
+    ``variant`` and its ``settings``: the fedmd keys it overrides), with the final accuracy's 95 % interval
+    over parties and test records, the peak round and round 0 of its per-round means, and the paired
+    difference to the ``reference`` variant's row of the same (dataset, k) where it has one (same samples,
+    seeds and pre-trained models: Student's t over the parties' differences); and each row's pooled ceilings
+    (``pooled`` entries, one per draw: the mean over the parties' architectures, each trained on the union of
+    the parties' samples; Wilson's interval over the test records)."""
+    rows, first = [], {}
+    for e in entries:
+        if "pooled" in e:
+            continue
+        r = read_json(e["path"])
+        path = e["path"].replace("result.json", "rounds.parquet")
+        per_round = _per_round(path)
+        means, parties, peak = per_round.mean(axis=1), per_round.iloc[-1].to_numpy(), per_round.mean(axis=1).idxmax()
+        low, high = party_interval(e["path"], r["test_n"])
+        key = (e["dataset"], e["k"])
+        if e["variant"] == e["reference"]:
+            first[key] = parties
+        diff = (
+            stats.paired_difference_interval(parties, first[key])
+            if key in first and first[key] is not parties
+            else (None,) * 3
+        )
+        # the last round against the best: a loss the later rounds caused (these parties, paired)
+        drop = stats.paired_difference_interval(parties, per_round.loc[peak].to_numpy())
+        rows.append(
+            {
+                **r,
+                "dataset": e["dataset"],
+                "k": e["k"],
+                "variant": e["variant"],
+                "settings": ", ".join(f"{k}={v}" for k, v in e["settings"].items()) or "the preset's loop",
+                "accuracy_low": low,
+                "accuracy_high": high,
+                "peak_accuracy": float(means.max()),
+                "peak_round": int(peak),
+                "round0_accuracy": float(means.loc[0]),
+                "after_peak": drop[0],
+                "after_peak_low": drop[1],
+                "after_peak_high": drop[2],
+                "vs_first": diff[0],
+                "vs_first_low": diff[1],
+                "vs_first_high": diff[2],
+                "pretrain_epochs": e["pretrain_epochs"],
+                "reference": e["reference"],
+                "paper_k": e["paper_k"],
+                **_printed(paper.table2(e["dataset"], "FedMD-NFDP", e["paper_k"])),
+            }
+        )
+    pooled = {}
+    for e in (e for e in entries if "pooled" in e):
+        key = (e["dataset"], e["k"], e["paper_k"], e.get("sampling", ""), *e["pooled"])
+        pooled.setdefault(key, []).append(read_json(e["path"]))
+    for (label, k, paper_k, sampling, pe, epochs), results in pooled.items():
+        acc, test_n = float(np.mean([r["accuracy"] for r in results])), int(results[0]["test_n"])
+        low, high = stats.accuracy_interval(acc, test_n)
+        rows.append(
+            {
+                **{c: results[0][c] for c in ("preset", "seed", "hardware", "precision", "scenario", "test_n")},
+                "dataset": label,
+                "k": k,
+                "variant": "pooled ceiling",
+                "settings": f"Centralized on the union of the parties' samples ({sampling}, {len(results)} archs)",
+                "accuracy": acc,
+                "accuracy_low": low,
+                "accuracy_high": high,
+                "pretrain_epochs": pe,
+                "epochs": epochs,
+                "wall_seconds": float(sum(r["wall_seconds"] for r in results)),
+                "paper_k": paper_k,
+                **_printed(paper.table2(label, "FedMD-NFDP", paper_k)),
+            }
+        )
+    table = pd.DataFrame(rows, columns=None if rows else FEDMD_ABLATION_COLUMNS)
+    table = table[[c for c in FEDMD_ABLATION_COLUMNS if c in table]]
+    for c in ("k", "peak_round", "rounds", "public_per_round", "pretrain_epochs", "epochs", "parties", "test_n"):
         table[c] = table[c].astype("Int64")
     write_csv(table, out_csv)
     return table
@@ -464,6 +574,7 @@ PAPER_TABLE_COLUMNS = [
     "accuracy",
     "accuracy_low",
     "accuracy_high",
+    "seeds",
     "accuracy_std",
     "accuracy_any_class",
     "paper_accuracy",
@@ -475,20 +586,22 @@ PAPER_TABLE_COLUMNS = [
     "hardware",
     "precision",
     "regime",
+    "compute",
 ]
 
 
 def fedmd_view(entries: list[dict], paper_values: dict, key: tuple, out_csv, delta_ref: float) -> pd.DataFrame:
     """A paper table as a view of FedMD result rows: ``entries`` are dicts of the row's own columns
-    (dataset, setting, ...) and ``path``, its result row; ``paper_values`` maps the values of ``key`` (a
+    (dataset, setting, ...), ``path``, its result row, and ``repeats``, the result rows of its other seeds
+    (averaged in, :func:`pipelib.report.parties.over_seeds`); ``paper_values`` maps the values of ``key`` (a
     tuple of column names) to the paper's printed accuracy (%)."""
     rows = []
     for e in entries:
-        r = with_reference_delta(read_json(e["path"]), delta_ref)
-        row = {**r, **{k: v for k, v in e.items() if k != "path"}}
-        row["accuracy_low"], row["accuracy_high"] = party_interval(e["path"], r["test_n"])
+        paths = [e["path"], *e.get("repeats", [])]
+        r = over_seeds([with_reference_delta(read_json(p), delta_ref) for p in paths], paths)
+        row = {**r, **{k: v for k, v in e.items() if k not in ("path", "repeats")}}
         printed = paper_values.get(tuple(row[c] for c in key))
-        row["regime"] = regime.fedmd(row, row["dataset"])
+        row["regime"], row["compute"] = regime.fedmd(row, row["dataset"]), regime.fedmd_compute(row)
         rows.append({**row, "paper_accuracy": round(printed / 100, 4) if printed is not None else None})
     table = pd.DataFrame(rows, columns=None if rows else PAPER_TABLE_COLUMNS)  # no rows: the header alone
     table = table[[c for c in PAPER_TABLE_COLUMNS if c in table]]
