@@ -28,7 +28,7 @@ import pandas as pd
 
 from pipelib.io import read_images
 from pipelib.job import Job
-from pipelib.methods import ldpdl
+from pipelib.methods import ldpdl, teachers
 from pipelib.methods.student import ServerStudent
 from pipelib.privacy import soft_label
 
@@ -46,9 +46,11 @@ def pm_md_variance(eps: float, k: int) -> float:
     return k / m * pm_variance(eps / m)
 
 
-def encoder_of(scenario: str, config: dict) -> dict:
-    t = config["ldpdl"]["teacher"]
-    return t["by_dataset"].get(config["scenarios"][scenario]["private"], t["encoder"])
+def encoder_of(scenario: str, config: dict, root: Path) -> tuple[dict, Path | None]:
+    """The teachers' encoder settings of a scenario and its model file (None for HOG)."""
+    t, private = config["ldpdl"]["teacher"], config["scenarios"][scenario]["private"]
+    settings = t["by_dataset"].get(private, t["encoder"])
+    return settings, (root / "ldpdl" / f"encoder-{private}" / "encoder.pt" if settings["kind"] == "transfer" else None)
 
 
 def true_label_student(root: Path, scenario: str, queries, y, config: dict) -> float:
@@ -78,13 +80,15 @@ def main() -> None:
     preset = Path("presets") / f"{root.name}.yaml"
     config = load("config.yaml", *(args.configfile or ([preset] if preset.is_file() else [])))
     rows, noise = [], []
-    for d in sorted((root / "ldpdl").iterdir()):
+    for d in sorted(p for p in (root / "ldpdl").iterdir() if not p.name.startswith("encoder-")):
         public = root / "partitions" / d.name / "public.parquet"
         if not public.is_file() or "canaries" in d.name:
             continue
         frame, images, _ = read_images(public)
         y = frame["label"].to_numpy()
-        features = ldpdl.encoder_features(images, encoder_of(d.name, config))
+        if d.name not in config["scenarios"]:
+            continue
+        features = teachers.encoder_features(images, *encoder_of(d.name, config, root))
         for tf in sorted(d.glob("teachers-*/teachers.npz")):
             design = tf.parent.name.removeprefix("teachers-")
             weights, temps = ldpdl.load_owners(tf)

@@ -92,10 +92,12 @@ def dag():
     soft = ["results/ldpdl/s/teachers-L4/teachers.npz", "results/ldpdl/s/teachers-L4/teachers.json"]
     pate_teachers = ["results/ldpdl/s/teachers-T2/teachers.npz", "results/ldpdl/s/teachers-T2/teachers.json"]
     pt = "results/distill/s/pate-T2-q4"
+    enc = "results/ldpdl/encoder-cifar10/encoder.pt"  # the teachers' encoder, trained on another dataset
     jobs += [
+        Job("ldpdl_encoder", ["results/data/mnist/train.parquet"], [enc], {"tdata": "cifar10"}),
         Job(
             "ldpdl_teachers",
-            [f"results/partitions/s/party-{p}.parquet" for p in (0, 1)],
+            [f"results/partitions/s/party-{p}.parquet" for p in (0, 1)] + [enc],
             soft,
             {"scenario": "s", "design": "L4"},
         ),
@@ -113,7 +115,7 @@ def dag():
         ),
         Job(
             "ldpdl_release",
-            [f"{r}/plan.json", f"{r}/iter-1/queries.npy", *soft, "results/partitions/s/public.parquet"],
+            [f"{r}/plan.json", f"{r}/iter-1/queries.npy", *soft, "results/partitions/s/public.parquet", enc],
             [f"{r}/iter-1/answers.npy", f"{r}/iter-1/answers.guarantee.json", f"{r}/iter-1/answers.records.npy"],
             {"scenario": "s", "iteration": "1"},
         ),
@@ -264,6 +266,9 @@ def test_a_dag_that_keeps_the_boundary_passes():
         # LDP-DL: the teachers' job reads the parties' tables and nothing else; the server reads only
         # sanitized answers; the owners' job reads the teachers and nothing else private
         ("ldpdl_teachers", "results/represent/s/hog/party-1.npy", None, "a private file"),
+        # the teachers' encoder serves the scenarios whose teachers read it: never trained on their pool
+        ("ldpdl_encoder", "results/data/cifar10/train.parquet", None, "holds private records of scenario s"),
+        ("ldpdl_encoder", "results/partitions/s/party-0.parquet", None, "private records"),
         ("ldpdl_teachers", "results/ldpdl/s/pm-eps5.0-q2-L4-aqs/iter-1/answers.npy", None, "a release file"),
         ("ldpdl_student", "results/ldpdl/s/teachers-L4/teachers.npz", None, "a private file"),
         ("distill_student", "results/ldpdl/s/teachers-T2/teachers.npz", None, "a private file"),

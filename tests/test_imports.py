@@ -20,11 +20,14 @@ TENSOR_JOBS = {
     "audit_ldpfl",
     "centralized",
     "distill_student",
+    "distill_votes",  # the teachers' encoder (a frozen CNN) gives the queries' features
     "download",
     "dpsgd",
     "embed_party",
     "embed_public",
     "fedmd",
+    "ldpdl_encoder",
+    "ldpdl_release",  # the teachers' encoder (a frozen CNN) gives the queries' features
     "ldpdl_student",
     "ldpdl_teachers",
     "ldpfl",

@@ -280,3 +280,72 @@ def test_active_sampling_queries_what_the_student_is_least_sure_of(tiny):
     random_run = tiny / TINY_LDPDL / "pm-eps8.0-q2-L40-random"
     assert not (random_run / "iter-2").exists()  # without AQS: all S x T random queries in one iteration
     assert len(np.load(random_run / "iter-1/queries.npy")) == 2 * len(asked)
+
+
+def test_the_teachers_encoder_gives_each_image_features_of_its_own(tmp_path):
+    """A frozen transfer encoder (eval mode): an image's features do not depend on the other images of
+    the batch, so a teacher fitted on them still depends on its owner's records only; the projection is
+    the source images' principal axes; L2-normalised parts of equal weight."""
+    from pipelib.features import hog_encoder
+    from pipelib.train.models import build
+    from pipelib.train.supervised import save_model
+
+    torch.manual_seed(0)
+    model = build("cnn3-4-6-8-d0.1", (3, 32, 32), 5)
+    model.train()(torch.randn(16, 3, 32, 32))  # BatchNorm statistics that are not the defaults
+    g = np.random.default_rng(0)
+    source = torch.from_numpy(g.integers(0, 256, (40, 3, 32, 32), dtype=np.uint8))
+    maps = teachers.pooled_maps(model, source, 2)
+    assert maps.shape == (40, 8 * 2 * 2)
+    proj = teachers.fit_projection(maps, 5)
+    centred = maps.double().numpy() - maps.double().numpy().mean(0)
+    _, _, vt = np.linalg.svd(centred, full_matrices=False)  # the same axes, up to sign
+    assert np.abs(proj["components"].double().numpy() @ vt[:5].T) == pytest.approx(np.eye(5), abs=1e-4)
+    save_model(model, tmp_path / "encoder.pt", pool=2, projection=proj)
+    images = g.integers(0, 256, (12, 32, 32, 3), dtype=np.uint8)
+    f = teachers.encoder_features(images, {"kind": "transfer"}, tmp_path / "encoder.pt")
+    assert f.shape == (12, 5) and np.linalg.norm(f, axis=1) == pytest.approx(np.ones(12), abs=1e-5)
+    others = images.copy()
+    others[1:] = g.integers(0, 256, (11, 32, 32, 3), dtype=np.uint8)
+    assert teachers.extractor_features(others, tmp_path / "encoder.pt")[0] == pytest.approx(f[0], abs=1e-5)
+    assert teachers.extractor_features(others[[0]], tmp_path / "encoder.pt")[0] == pytest.approx(f[0], abs=1e-5)
+    hog = {"kind": "hog", "orientations": 9, "cells": 4}
+    both = teachers.encoder_features(images, {"kind": "transfer", "hog": hog}, tmp_path / "encoder.pt")
+    h = hog_encoder(images, hog)
+    assert both == pytest.approx(np.hstack([f, h]) / np.sqrt(2), abs=1e-5)
+    with pytest.raises(ValueError, match="need its model file"):
+        teachers.encoder_features(images, {"kind": "transfer"})
+    with pytest.raises(ValueError, match="hog or a transfer encoder"):
+        teachers.encoder_features(images, {"kind": "simclr"})
+
+
+def test_flip_crop_shifts_and_flips_within_the_image_range():
+    """Every view is the image (or its mirror image) shifted by one offset of up to 4 pixels per batch,
+    reflect-padded; both orientations occur; seeded views repeat."""
+    torch.manual_seed(3)
+    x = torch.randint(0, 256, (64, 3, 32, 32), dtype=torch.uint8)
+    out = teachers.flip_crop(x)
+    assert out.shape == x.shape and out.min() >= -1 and out.max() <= 1
+    scaled = x.float() * (2 / 255) - 1
+    views = {
+        (i, j): (
+            torch.nn.functional.pad(scaled, (4, 4, 4, 4), mode="reflect")[:, :, i : i + 32, j : j + 32],
+            torch.nn.functional.pad(scaled.flip(3), (4, 4, 4, 4), mode="reflect")[:, :, i : i + 32, j : j + 32],
+        )
+        for i in range(9)
+        for j in range(9)
+    }
+    shifts = [
+        ij
+        for ij, (a, b) in views.items()
+        if all(torch.equal(out[n], a[n]) or torch.equal(out[n], b[n]) for n in range(64))
+    ]
+    assert len(shifts) == 1
+    plain, mirrored = views[shifts[0]]
+    flips = [torch.equal(out[n], mirrored[n]) for n in range(64)]
+    assert 0 < sum(flips) < 64
+    gray = teachers.flip_crop(torch.zeros(4, 1, 28, 28, dtype=torch.uint8))  # background padding only
+    assert gray.shape == (4, 1, 28, 28) and (gray == -1).all()
+    torch.manual_seed(3)
+    torch.randint(0, 256, (64, 3, 32, 32), dtype=torch.uint8)
+    assert torch.equal(teachers.flip_crop(x), out)

@@ -9,8 +9,8 @@ party       one party's job: its own table and what it derived from it; nothing 
 curator     the trusted curator of a central mechanism: the raw answers in, a privatized sum out
 owners      every owner's local sanitizer of one LDP-DL iteration in one job (a job per owner and
             iteration would be thousands): each owner's answers come from its own files only (in code,
-            :func:`pipelib.methods.ldpdl.release`); only sanitized answers come out.  PATE's teachers'
-            votes (rule distill_votes, :func:`pipelib.methods.ldpdl.teacher_votes`) likewise, but raw:
+            :func:`pipelib.methods.teachers.release`); only sanitized answers come out.  PATE's teachers'
+            votes (rule distill_votes, :func:`pipelib.methods.teachers.teacher_votes`) likewise, but raw:
             private, for the curator only
 public      public data only (pre-training, encoders, public embeddings, clustering)
 server      public data and privatized releases only
@@ -54,7 +54,7 @@ MAY_READ = {
     "dealer": {"source", "data", "summary"},
     "party": {"data", "private", "public", "summary"},
     "curator": {"data", "private", "public", "summary"},
-    "teachers": {"data", "summary"},
+    "teachers": {"data", "public", "summary"},  # public: the teachers' frozen encoder
     "owners": {"data", "private", "public", "summary"},
     "public": {"data", "public", "summary"},
     "server": {"data", "public", "release", "summary"},

@@ -230,6 +230,17 @@ def _cross_check_ldpdl(config: dict) -> list[str]:
                 f"has {sc['parties']} parties (owners)"
             )
         problems += _ldpdl_pool_check(d, key, name, sc)
+    for dataset, enc in d["teacher"]["by_dataset"].items():
+        if enc["kind"] == "transfer" and enc["source"] == dataset:
+            problems.append(
+                f"config key ldpdl.teacher.by_dataset.{dataset}.source: the teachers' encoder of {dataset} must be "
+                f"trained on another dataset than the owners' (got source {dataset!r})"
+            )
+    if d["teacher"]["encoder"]["kind"] != "hog":
+        problems.append(
+            "config key ldpdl.teacher.encoder: the default encoder must be HOG (a transfer encoder is "
+            "set per private dataset, in ldpdl.teacher.by_dataset)"
+        )
     return problems
 
 

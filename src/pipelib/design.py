@@ -369,7 +369,11 @@ class Design:
 
     def pate_votes_inputs(self, wc):
         """PATE's teachers' job reads the teachers (rule ldpdl_teachers) and the public pool."""
-        return {**self.teachers_files(wc.scenario, PateTeachers.of(wc).design), **self.public_inputs(wc)}
+        return {
+            **self.teachers_files(wc.scenario, PateTeachers.of(wc).design),
+            **self.public_inputs(wc),
+            **self.teacher_encoder_files(wc.scenario),
+        }
 
     def pate_curate_inputs(self, wc):
         """PATE's curator reads the teachers' votes and their summary (the pool's size, the teachers)."""
@@ -798,7 +802,18 @@ class Design:
         """The teachers' settings for a scenario: its private dataset's encoder and the ridge penalty."""
         t = self.LDPDL["teacher"]
         encoder = t["by_dataset"].get(self.SCENARIOS[scenario]["private"], t["encoder"])
-        return {"encoder": encoder, "ridge": t["ridge"]}
+        return {"encoder": encoder, "ridge": encoder.get("ridge", t["ridge"])}
+
+    def teacher_encoder_files(self, scenario):
+        """The frozen encoder the teachers of ``scenario`` read (rule ldpdl_encoder), if not HOG."""
+        dataset = self.SCENARIOS[scenario]["private"]
+        if self.teacher_settings(scenario)["encoder"]["kind"] != "transfer":
+            return {}
+        return {"encoder": self.res(f"ldpdl/encoder-{dataset}/encoder.pt")}
+
+    def teacher_encoder_settings(self, dataset):
+        """The settings of the teachers' encoder of a private dataset (a ``transfer`` entry of by_dataset)."""
+        return self.LDPDL["teacher"]["by_dataset"][dataset]
 
     def teacher_records(self, design):
         """Records per owner of an ``L<n>`` design (0: the design's shards say)."""

@@ -154,6 +154,7 @@ for _m in (
         "ldpdl",
         LdpdlRun,
         (
+            Stage("ldpdl_encoder", "public", work.ldpdl_encoder),
             Stage("ldpdl_teachers", "teachers", private_source=True),
             Stage("ldpdl_release", "owners"),
             Stage("ldpdl_plan", "server"),

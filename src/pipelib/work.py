@@ -186,6 +186,14 @@ def embed_public(wc: dict, sizes: Sizes) -> Work | None:
     return w
 
 
+def ldpdl_encoder(wc: dict, sizes: Sizes) -> Work:
+    """The teachers' encoder: epochs over another dataset's train split."""
+    w, enc = Work(), sizes.config["ldpdl"]["teacher"]["by_dataset"][wc["tdata"]]
+    n = sizes.split(enc["source"])[0]
+    w.add(enc["arch"], SHAPES[enc["source"]], enc["batch"], enc["epochs"] * min(enc.get("max_images") or n, n))
+    return w
+
+
 def rknn_student(wc: dict, sizes: Sizes) -> Work:
     """Reverse k-NN's student: epochs over the labelled public set, evaluated every epoch."""
     w, s, sc = Work(), sizes.config["rknn"]["student"], sizes.scenario(wc["scenario"])

@@ -65,7 +65,7 @@ rule distill_release:
 
 rule distill_votes:
     input:
-        # every PATE teacher votes with its own model only (pipelib.methods.pate.teacher_votes)
+        # every PATE teacher votes with its own model only (pipelib.methods.teachers.teacher_votes)
         unpack(pate_votes_inputs),
     output:
         answers=res("distill/{scenario}/{teacher}/answers/teachers.npy"),

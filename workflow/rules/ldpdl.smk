@@ -1,4 +1,6 @@
 # LDP-DL (paper 004, Algorithm 1; pipelib.methods.ldpdl), and the teachers PATE shares with it:
+#   ldpdl_encoder  (public)  the teachers' frozen encoder of a private dataset: a CNN trained on another
+#                            labelled dataset (ldpdl.teacher.by_dataset, kind transfer); HOG needs none
 #   ldpdl_teachers (owners)  every owner's teacher on its own records (design L<n>: n overlapping owners;
 #                            T<n>: PATE's n disjoint teachers; parties: the scenario's parties)
 #   ldpdl_plan     (server)  who answers which query slot (each owner at most cap times), the first queries
@@ -14,10 +16,40 @@ wildcard_constraints:
     qs="aqs|random",
     iteration="[1-9][0-9]*",
     design="L[1-9][0-9]*|T[1-9][0-9]*|parties",
+    tdata="[a-z0-9_]+",
+
+
+rule ldpdl_encoder:
+    input:
+        # another dataset's labelled train split: none of the owners' records
+        train=lambda wc: ingested(teacher_encoder_settings(wc.tdata)["source"])["train"],
+    output:
+        model=res("ldpdl/encoder-{tdata}/encoder.pt"),
+    log:
+        res("logs/ldpdl_encoder/{tdata}.log"),
+    benchmark:
+        res("benchmarks/ldpdl_encoder/{tdata}.tsv")
+    conda:
+        "../envs/pipelib.yaml"
+    threads: LDPDL["threads"]
+    resources:
+        mem_mb=8000,
+        runtime=LDPDL["runtime"],
+        gpu=LDPDL_GPUS,
+    params:
+        code=code("ldpdl_encoder.py"),
+        settings=lambda wc: teacher_encoder_settings(wc.tdata),
+        seed=config["seed"],
+        device=LDPDL["device"],
+        precision=LDPDL["precision"],
+        checkpoint=lambda wc: res(f"ldpdl/encoder-{wc.tdata}/encoder.resume.pt"),
+    script:
+        "../scripts/ldpdl_encoder.py"
 
 
 rule ldpdl_teachers:
     input:
+        unpack(lambda wc: teacher_encoder_files(wc.scenario)),
         parties=lambda wc: [party_table(wc.scenario, i) for i in party_ids(wc.scenario)],
     output:
         teachers=res("ldpdl/{scenario}/teachers-{design}/teachers.npz"),
@@ -74,6 +106,7 @@ rule ldpdl_plan:
 rule ldpdl_release:
     input:
         unpack(lambda wc: teachers_files(wc.scenario, wc.design)),
+        unpack(lambda wc: teacher_encoder_files(wc.scenario)),
         plan=res("ldpdl/{scenario}/{ldmech}-eps{eps}-q{nq}-{design}-{qs}/plan.json"),
         queries=lambda wc: queries_of(wc, int(wc.iteration)),
         public=lambda wc: public_inputs(wc)["public"],

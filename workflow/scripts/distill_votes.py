@@ -4,6 +4,6 @@ from pipelib.logs import to_log
 
 to_log(snakemake)
 from pipelib.job import Job  # noqa: E402
-from pipelib.methods.ldpdl import teacher_votes  # noqa: E402
+from pipelib.methods.teachers import teacher_votes  # noqa: E402
 
 teacher_votes(Job.of(snakemake), snakemake.params.settings)

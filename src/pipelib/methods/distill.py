@@ -3,7 +3,7 @@ ldpdl.smk: its active query sampling loops over iterations, each owner answering
 plan assigns):
 
     teacher answers (a party's job, its own data only; PATE: one job for every teacher of a design,
-    :func:`pipelib.methods.pate.teacher_votes`, each teacher its own model only)
+    :func:`pipelib.methods.teachers.teacher_votes`, each teacher its own model only)
       -> privatize: local mechanism inside the party's job (``party_release``), or central mechanism in
          a trusted curator's job over the raw answers (``party_answers`` -> ``curate``; PATE's GNMax)
       -> aggregate (a server job that reads only privatized releases)

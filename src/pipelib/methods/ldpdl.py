@@ -1,14 +1,15 @@
 """LDP-DL (paper 004, Algorithm 1), and the teachers PATE shares with it: the parts that are not mechanisms,
 the teachers' training (:mod:`pipelib.methods.teachers`) or the server's student
-(:mod:`pipelib.methods.student`).  Free of torch: the plan, release and curator jobs do no tensor work.
+(:mod:`pipelib.methods.student`).  Free of torch: the plan and curator jobs do no tensor work (the
+owners' answers, which may run a frozen CNN, are in :mod:`pipelib.methods.teachers`).
 
 * The owners (:func:`owner_records`): ``L<n>`` = L owners each holding its own sample of
   ``records`` private records drawn independently (so owners overlap, as in the paper's regime);
   ``T<n>`` = n disjoint shards of the pool (PATE's teachers); ``parties`` = the scenario's parties.
 * Teachers (:func:`pipelib.methods.teachers.fit_heads`, the owners' job): one per owner, trained on
   that owner's records only, all in one batched job: a ridge least-squares classifier on features of a
-  fixed, data-independent encoder (HOG), its scores turned into a softmax at a temperature fitted on
-  the owner's own records.
+  fixed encoder that holds no owner's data (HOG, or a CNN trained on another labelled dataset), its
+  scores turned into a softmax at a temperature fitted on the owner's own records.
 * The query plan (server, public randomness): |X^Q| = S x iterations query slots, each answered by
   N_Q distinct owners; every owner answers at most ceil(S x iterations x N_Q / L) times
   (:func:`query_slots`), its load is known before any query is chosen, and each of its answers gets
@@ -33,13 +34,11 @@ import logging
 import numpy as np
 import pandas as pd
 
-from ..features import hog_encoder
-from ..io import load_npy, read_images, read_json, read_rows, save_npy, write_json
+from ..io import save_npy, write_json
 from ..job import Job
-from ..privacy import Draw, registry, release_row, soft_label, write_releases
+from ..privacy import soft_label
 from ..runs import LdpdlRun
-from ..seeding import random_queries, release_key, release_rng, rng
-from .pate import PateTeacher
+from ..seeding import random_queries, rng
 
 log = logging.getLogger(__name__)
 
@@ -196,25 +195,10 @@ def vote_counts(votes: np.ndarray, k: int) -> np.ndarray:
 METHOD = "LDP-DL"
 
 
-def encoder_features(images: np.ndarray, settings: dict) -> np.ndarray:
-    """Teacher features of uint8 images: a data-independent encoder (HOG), so the features carry no
-    information about any record but their own."""
-    if settings["kind"] != "hog":
-        raise ValueError(f"LDP-DL teachers need a data-independent (HOG) encoder; got kind {settings['kind']!r}")
-    return hog_encoder(images, settings)
-
-
 def load_owners(path) -> tuple[np.ndarray, np.ndarray]:
     """The teachers file of :func:`train_teachers`: (weights, temperatures)."""
     with np.load(path) as f:
         return f["weights"], f["temperatures"]
-
-
-def public_features(public_path, rows: np.ndarray, settings: dict) -> np.ndarray:
-    """Teacher features of the public samples ``rows`` (row numbers of the public table)."""
-
-    _, images, _ = read_images(public_path)
-    return encoder_features(images[np.asarray(rows)], settings)
 
 
 def owner_epsilons(total_epsilon: float, load: np.ndarray) -> np.ndarray:
@@ -272,66 +256,6 @@ def plan(job: Job, *, owners: int, public_n: int, per_iteration: int, iterations
     return out
 
 
-def release(job: Job, settings: dict, *, records: int) -> None:
-    """Every owner's side of one iteration: each owner answers the queries the plan assigns to it with
-    its own teacher only, at epsilon / its load, sanitized with its own release-keyed randomness.  Out:
-    the sanitized answers (queries x N_Q x k, box scale), ledger rows (one per group of owners with the
-    same answers and per-answer epsilon: the per-owner ledger is the student's owners.csv), and every
-    pool record's epsilon spent in this release (summed over the owners that hold it): outputs
-    ``release``, ``guarantee`` and ``records``.  The job's wildcards name the release."""
-
-    release_id, seed, randomness, rule = job.release, job.seed, job.randomness, job.rule
-    iteration, mechanism, scenario = int(job["iteration"]), job["ldmech"], job.scenario
-    inp, out_release = job.input, job.output["release"]
-    p = read_json(inp["plan"])
-    info = read_json(inp["teachers_info"])
-    queries = load_npy(inp["queries"])
-    s = p["per_iteration"]
-    slots = np.asarray(p["slots"])[(iteration - 1) * s : iteration * s]
-    per_answer = owner_epsilons(p["total_epsilon"], np.asarray(p["loads"]))
-    weights, temps = load_owners(inp["teachers"])
-    features = public_features(inp["public"], queries, settings["encoder"])
-    answers, spent = None, np.zeros(p["owners"])
-    groups: dict = {}
-    for owner in np.unique(slots):
-        owner = int(owner)
-        rows_, cols = np.nonzero(slots == owner)
-        mech = registry.parse(f"{mechanism}-eps{float(per_answer[owner])!r}")
-        if mech.locality != "soft-label":
-            raise ValueError(f"{mechanism!r} is not a soft-label sanitizer")
-        key = {**release_id, "owner": owner}
-        out = Owner(owner, weights[owner], temps[owner]).answer(
-            features[rows_], mech, release_rng(seed, randomness, rule, key)
-        )
-        if answers is None:
-            answers = np.zeros((len(slots), slots.shape[1], out.shape[1]))
-        answers[rows_, cols] = out
-        spent[owner] = per_answer[owner] * len(rows_)
-        groups.setdefault((len(rows_), float(per_answer[owner])), []).append(owner)
-    rows = [
-        release_row(
-            METHOD,
-            scenario,
-            str(out_release),
-            -1,
-            mechanism,
-            soft_label.owner_guarantee(mechanism, eps, n),
-            # each owner's draw is keyed by its id; the row names the group: first owner + how many more
-            drawn=Draw(randomness, release_key(rule, {**release_id, "owner": f"{group[0]}+{len(group) - 1}"})),
-            n=n,
-            seed=seed,
-            owners=len(group),
-            first_owner=group[0],
-            pool_records=info["pool_records"],
-        )
-        for (n, eps), group in sorted(groups.items())
-    ]
-    sets = owner_records(job["design"], info["party_sizes"], records, seed, scenario)
-    save_npy(answers, out_release)
-    save_npy(holders(sets, info["pool_records"], spent), job.output["records"])
-    write_releases(rows, job.output["guarantee"])
-
-
 def answered(plan: dict, iterations: int) -> np.ndarray:
     """Every owner's answers in the plan's first ``iterations`` iterations."""
     slots = np.asarray(plan["slots"])[: iterations * plan["per_iteration"]]
@@ -360,18 +284,3 @@ def owner_ledger(plan: dict, iterations: int, mechanism: str):
 def owner_guarantee_of(row: dict):
     """The guarantee of one row of :func:`owner_ledger`."""
     return soft_label.owner_guarantee(row["mechanism"], float(row["per_answer_epsilon"]), int(row["answers"]))
-
-
-def teacher_votes(job: Job, settings: dict) -> np.ndarray:
-    """PATE's teachers' job (rule distill_votes): every teacher of the design, each its own model only,
-    votes for one class on each of the run's queries; out (``answers``): the (queries x classes) vote
-    counts, for the trusted curator only.  Inputs: ``teachers`` and ``teachers_info`` (rule
-    ldpdl_teachers), ``public``."""
-    t = PateTeacher.of(job.release)
-    weights, temps = load_owners(job.input["teachers"])
-    idx = t.query_rows(read_rows(job.input["public"]), job.seed, job.scenario)
-    features = public_features(job.input["public"], idx, settings["encoder"])
-    votes = np.stack([Owner(i, weights[i], temps[i]).votes(features) for i in range(len(weights))])
-    counts = vote_counts(votes, weights.shape[2])
-    save_npy(counts, job.output["answers"])
-    return counts

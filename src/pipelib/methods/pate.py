@@ -3,7 +3,7 @@
 The teachers of a design (``T<n>``: n disjoint shards of the scenario's private pool; ``parties``: one per
 party), each fitted on its own records by rule ``ldpdl_teachers`` (:mod:`pipelib.methods.teachers`),
 vote for one class on each of ``queries`` public samples drawn with public randomness
-(:func:`pipelib.methods.ldpdl.teacher_votes`, rule ``distill_votes``: one job for every teacher, as their
+(:func:`pipelib.methods.teachers.teacher_votes`, rule ``distill_votes``: one job for every teacher, as their
 fitting is); the
 trusted curator's GNMax (:class:`pipelib.privacy.registry.GNMax`, rule ``distill_curate``) adds Gaussian
 noise to the summed votes and releases only each query's argmax; the server labels the queried samples

@@ -1,7 +1,9 @@
 """LDP-DL's and PATE's teachers (paper 004): one per data owner (or PATE teacher), a ridge-regression
-head on HOG features fitted on that owner's records only, with the softmax temperature that fits its
-own labels best.  The owners' job (rule ldpdl_teachers); what the teachers answer, and how, is
-:mod:`pipelib.methods.ldpdl`."""
+head fitted on that owner's records only, with the softmax temperature that fits its own labels best,
+on the features of a frozen encoder that holds none of the owners' data: HOG (data-independent), or a
+CNN trained on another labelled dataset (:func:`train_extractor`, rule ldpdl_encoder: the stand-in for
+the paper's ImageNet pre-training).  The owners' job (rule ldpdl_teachers); what the teachers answer,
+and how, is :mod:`pipelib.methods.ldpdl`."""
 
 from __future__ import annotations
 
@@ -10,11 +12,29 @@ import time
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
-from ..io import atomic_path, read_images, write_json
+from ..data.loaders import load_labelled
+from ..features import hog_encoder, l2_normalize
+from ..io import atomic_path, load_npy, read_images, read_json, read_rows, save_npy, write_json
 from ..job import Job
+from ..privacy import Draw, registry, release_row, soft_label, write_releases
+from ..seeding import release_key, release_rng, rng, torch_seed
 from ..train import loop
-from .ldpdl import augment, encoder_features, holders, owner_records
+from ..train.checkpoint import Resume, clear_checkpoint, fingerprint, load_torch
+from ..train.models import build
+from ..train.supervised import Monitor, TrainSettings, model_from_state, save_model, train_supervised
+from .ldpdl import (
+    METHOD,
+    Owner,
+    augment,
+    holders,
+    load_owners,
+    owner_epsilons,
+    owner_records,
+    vote_counts,
+)
+from .pate import PateTeacher
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +115,7 @@ def train_teachers(job: Job, settings: dict, *, records: int) -> dict:
     sizes = [len(f) for f in frames]
     labels, k = np.concatenate(frames), len(meta["task_classes"])
     sets = owner_records(design, sizes, records, seed, scenario)
-    features = encoder_features(np.concatenate(images), settings["encoder"])
+    features = encoder_features(np.concatenate(images), settings["encoder"], job.input.get("encoder"))
     weights, temps, fit_acc = fit_heads(features, labels, sets, k, float(settings["ridge"]))
     with atomic_path(job.output["teachers"]) as tmp:
         with open(tmp, "wb") as fh:
@@ -123,3 +143,213 @@ def train_teachers(job: Job, settings: dict, *, records: int) -> dict:
         info["seconds"],
     )
     return info
+
+
+# --- the teachers' encoder: a CNN trained on labelled data that is none of the owners' -----------------
+
+
+def flip_crop(x_u8: torch.Tensor) -> torch.Tensor:
+    """A training batch in [-1, 1], each image shifted by up to 4 pixels (padded: reflected for colour
+    images, background for grayscale) and, for colour images, flipped left-right at random (torch's
+    global RNG, seeded by the job)."""
+    x = loop.scale(x_u8)
+    n, c, h, w = x.shape
+    if c == 3:
+        x = torch.where(torch.rand(n, 1, 1, 1, device=x.device) < 0.5, x.flip(3), x)
+    padded = F.pad(x, (4, 4, 4, 4), mode="reflect") if c == 3 else F.pad(x, (4, 4, 4, 4), value=-1.0)
+    i, j = torch.randint(0, 9, (2,)).tolist()  # one shift per batch: a crop of the padded batch
+    return padded[:, :, i : i + h, j : j + w]
+
+
+def train_extractor(job: Job, settings: dict) -> dict:
+    """The teachers' encoder of one private dataset (rule ldpdl_encoder, a public job): ``settings.arch``
+    trained with cross-entropy on the labelled train split of ``settings.source`` (input ``train``),
+    another dataset than the owners' (config validation and the DAG boundary check hold to it), with
+    flips and shifts, ``epochs`` x ``batch`` at Adam's ``lr``; then frozen, with the projection of its
+    features (:func:`fit_projection`, on the same source images).  Out: the model (output ``model``:
+    weights, projection, training history)."""
+    dev = loop.start(job.threads, job.device, job.precision)
+    x, y, meta = load_labelled(job.input["train"], dev)
+    limit = settings.get("max_images", 0)
+    if 0 < limit < len(x):  # a seeded subset (reduced presets)
+        keep = np.sort(rng(job.seed, "teacher-encoder-subset", job["tdata"]).choice(len(x), limit, replace=False))
+        x, y = x[torch.from_numpy(keep).to(dev)], y[torch.from_numpy(keep).to(dev)]
+    classes, y = torch.unique(y, return_inverse=True)  # the source's classes, numbered 0..C-1
+    train = TrainSettings.from_config(settings)
+    gen = loop.seed_everything(torch_seed(job.seed, "teacher-encoder", job["tdata"]))
+    model = loop.prepare(build(settings["arch"], x.shape[1:], len(classes)), dev)
+    fp = fingerprint(job.code, "teacher-encoder", job["tdata"], settings, str(job.input["train"]), job.seed)
+    history = train_supervised(
+        model,
+        torch.optim.Adam(model.parameters(), train.lr),
+        (x, y),
+        train,
+        gen,
+        Monitor(f"teachers' encoder ({meta['dataset']})"),
+        objective=loop.Objective(prep=flip_crop),
+        resume=Resume(job.checkpoint, fp),
+    )
+    maps = pooled_maps(model, x, int(settings["pool"]))
+    projection = fit_projection(maps, int(settings["components"]))
+    save_model(
+        model,
+        job.output["model"],
+        source=meta["dataset"],
+        classes=len(classes),
+        history=history,
+        pool=int(settings["pool"]),
+        projection=projection,
+    )
+    clear_checkpoint(job.checkpoint)
+    log.info(
+        "teachers' encoder: %s on %d %s images of %d classes; %d features projected on %d components",
+        settings["arch"],
+        len(x),
+        meta["dataset"],
+        len(classes),
+        maps.shape[1],
+        len(projection["components"]),
+    )
+    return {"source": meta["dataset"], "images": len(x), "classes": len(classes), "history": history}
+
+
+@torch.no_grad()
+def pooled_maps(model: torch.nn.Module, x_u8: torch.Tensor, pool: int, batch: int = 512) -> torch.Tensor:
+    """The last feature map of a frozen CNN (eval mode: each image's own), average-pooled to ``pool`` x
+    ``pool`` cells and flattened, on the CPU."""
+    model.eval()
+    body = model.features[:-1] if isinstance(model.features[-1], torch.nn.Flatten) else model.features
+    out = []
+    for i in range(0, len(x_u8), batch):
+        f = body(loop.scale(x_u8[i : i + batch]))
+        out.append(F.adaptive_avg_pool2d(f.float(), pool).flatten(1).cpu())
+    return torch.cat(out) if out else torch.zeros(0, 0)
+
+
+def fit_projection(maps: torch.Tensor, components: int) -> dict:
+    """The mean and the top ``components`` principal axes of the source images' pooled maps (float64
+    SVD): features of any image are then its map's coordinates on them, a fixed linear map fitted on
+    the source dataset only."""
+    m = maps.double()
+    mean = m.mean(0)
+    _, _, vt = torch.linalg.svd(m - mean, full_matrices=False)
+    return {"mean": mean.float(), "components": vt[: min(components, len(vt))].float()}
+
+
+def extractor_features(images_u8: np.ndarray, model_path, hog=None) -> np.ndarray:
+    """Features of uint8 (N, H, W, C) images under a frozen encoder of :func:`train_extractor`: the
+    pooled last feature map projected on the source's principal axes, L2-normalised; with ``hog``
+    (HOG settings) the image's HOG features beside them, each part of equal weight.  Each image's
+    features depend on that image alone.  On the CPU: these jobs are small."""
+
+    state = load_torch(model_path)
+    model = model_from_state(state, torch.device("cpu"), where=str(model_path))
+    maps = pooled_maps(model, loop.to_device(images_u8, torch.device("cpu")), state["pool"])
+    proj = state["projection"]
+    cnn = (
+        l2_normalize(((maps - proj["mean"]) @ proj["components"].T).numpy())
+        if len(maps)
+        else np.zeros((0, len(proj["components"])), np.float32)
+    )
+    if hog is None:
+        return cnn
+    return l2_normalize(np.hstack([cnn, hog_encoder(images_u8, hog)])) if len(cnn) else np.zeros((0, 0), np.float32)
+
+
+# --- the owners' features and answers (rules ldpdl_release and distill_votes) -------------------------
+
+
+def encoder_features(images: np.ndarray, settings: dict, model=None) -> np.ndarray:
+    """Teacher features of uint8 images, each a function of its own image only: HOG (kind ``hog``,
+    data-independent), or a frozen CNN trained on another labelled dataset, with HOG beside it where
+    ``settings.hog`` says (kind ``transfer``: its ``model`` file, rule ldpdl_encoder; torch is imported
+    only then)."""
+    if settings["kind"] == "hog":
+        return hog_encoder(images, settings)
+    if settings["kind"] == "transfer":
+        if model is None:
+            raise ValueError("a transfer encoder's features need its model file (rule ldpdl_encoder)")
+        return extractor_features(images, model, settings.get("hog"))
+    raise ValueError(f"LDP-DL teachers need a hog or a transfer encoder; got kind {settings['kind']!r}")
+
+
+def public_features(public_path, rows: np.ndarray, settings: dict, model=None) -> np.ndarray:
+    """Teacher features of the public samples ``rows`` (row numbers of the public table)."""
+
+    _, images, _ = read_images(public_path)
+    return encoder_features(images[np.asarray(rows)], settings, model)
+
+
+def release(job: Job, settings: dict, *, records: int) -> None:
+    """Every owner's side of one iteration: each owner answers the queries the plan assigns to it with
+    its own teacher only, at epsilon / its load, sanitized with its own release-keyed randomness.  Out:
+    the sanitized answers (queries x N_Q x k, box scale), ledger rows (one per group of owners with the
+    same answers and per-answer epsilon: the per-owner ledger is the student's owners.csv), and every
+    pool record's epsilon spent in this release (summed over the owners that hold it): outputs
+    ``release``, ``guarantee`` and ``records``.  The job's wildcards name the release."""
+
+    release_id, seed, randomness, rule = job.release, job.seed, job.randomness, job.rule
+    iteration, mechanism, scenario = int(job["iteration"]), job["ldmech"], job.scenario
+    inp, out_release = job.input, job.output["release"]
+    p = read_json(inp["plan"])
+    info = read_json(inp["teachers_info"])
+    queries = load_npy(inp["queries"])
+    s = p["per_iteration"]
+    slots = np.asarray(p["slots"])[(iteration - 1) * s : iteration * s]
+    per_answer = owner_epsilons(p["total_epsilon"], np.asarray(p["loads"]))
+    weights, temps = load_owners(inp["teachers"])
+    features = public_features(inp["public"], queries, settings["encoder"], inp.get("encoder"))
+    answers, spent = None, np.zeros(p["owners"])
+    groups: dict = {}
+    for owner in np.unique(slots):
+        owner = int(owner)
+        rows_, cols = np.nonzero(slots == owner)
+        mech = registry.parse(f"{mechanism}-eps{float(per_answer[owner])!r}")
+        if mech.locality != "soft-label":
+            raise ValueError(f"{mechanism!r} is not a soft-label sanitizer")
+        key = {**release_id, "owner": owner}
+        out = Owner(owner, weights[owner], temps[owner]).answer(
+            features[rows_], mech, release_rng(seed, randomness, rule, key)
+        )
+        if answers is None:
+            answers = np.zeros((len(slots), slots.shape[1], out.shape[1]))
+        answers[rows_, cols] = out
+        spent[owner] = per_answer[owner] * len(rows_)
+        groups.setdefault((len(rows_), float(per_answer[owner])), []).append(owner)
+    rows = [
+        release_row(
+            METHOD,
+            scenario,
+            str(out_release),
+            -1,
+            mechanism,
+            soft_label.owner_guarantee(mechanism, eps, n),
+            # each owner's draw is keyed by its id; the row names the group: first owner + how many more
+            drawn=Draw(randomness, release_key(rule, {**release_id, "owner": f"{group[0]}+{len(group) - 1}"})),
+            n=n,
+            seed=seed,
+            owners=len(group),
+            first_owner=group[0],
+            pool_records=info["pool_records"],
+        )
+        for (n, eps), group in sorted(groups.items())
+    ]
+    sets = owner_records(job["design"], info["party_sizes"], records, seed, scenario)
+    save_npy(answers, out_release)
+    save_npy(holders(sets, info["pool_records"], spent), job.output["records"])
+    write_releases(rows, job.output["guarantee"])
+
+
+def teacher_votes(job: Job, settings: dict) -> np.ndarray:
+    """PATE's teachers' job (rule distill_votes): every teacher of the design, each its own model only,
+    votes for one class on each of the run's queries; out (``answers``): the (queries x classes) vote
+    counts, for the trusted curator only.  Inputs: ``teachers`` and ``teachers_info`` (rule
+    ldpdl_teachers), ``public``."""
+    t = PateTeacher.of(job.release)
+    weights, temps = load_owners(job.input["teachers"])
+    idx = t.query_rows(read_rows(job.input["public"]), job.seed, job.scenario)
+    features = public_features(job.input["public"], idx, settings["encoder"], job.input.get("encoder"))
+    votes = np.stack([Owner(i, weights[i], temps[i]).votes(features) for i in range(len(weights))])
+    counts = vote_counts(votes, weights.shape[2])
+    save_npy(counts, job.output["answers"])
+    return counts
