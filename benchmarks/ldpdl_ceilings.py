@@ -157,6 +157,9 @@ def main() -> None:
                     continue
                 plan = json.loads(plan_path.read_text())
                 run = plan_path.parent
+                if not (run / f"iter-{plan['iterations']}/result.json").is_file():
+                    print(f"skipped {run}: not finished")
+                    continue
                 slots = np.asarray(plan["slots"])
                 queries, targets = [], []
                 for t in range(1, plan["iterations"] + 1):
