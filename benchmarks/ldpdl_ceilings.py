@@ -80,12 +80,10 @@ def hog_heads_accuracy(root: Path, scenario: str, design: str, config: dict, ima
     """Mean public-pool accuracy of ridge heads on HOG features alone (the HOG part of the dataset's
     transfer encoder, else ``ldpdl.teacher.encoder``; ridge ``ldpdl.teacher.ridge``) fitted on the records
     of the sampled teachers of ``design``, as rule ldpdl_teachers fits them."""
-    from pipelib.io import read_images as read
-
     t = config["ldpdl"]["teacher"]
     hog = t["by_dataset"].get(config["scenarios"][scenario]["private"], {}).get("hog", t["encoder"])
     tables = sorted((root / "partitions" / scenario).glob("party-*.parquet"), key=lambda p: int(p.stem.split("-")[1]))
-    parts = [read(p) for p in tables]
+    parts = [read_images(p) for p in tables]
     sizes = [len(f) for f, _, _ in parts]
     labels = np.concatenate([f["label"].to_numpy().astype(np.int64) for f, _, _ in parts])
     k = len(parts[0][2]["task_classes"])
