@@ -372,7 +372,7 @@ class Design:
         return {
             **self.teachers_files(wc.scenario, PateTeachers.of(wc).design),
             **self.public_inputs(wc),
-            **self.teacher_encoder_files(wc.scenario),
+            **self.teacher_encoder_files(wc.scenario, PateTeachers.of(wc).design),
         }
 
     def pate_curate_inputs(self, wc):
@@ -798,16 +798,24 @@ class Design:
         d = self.res(f"ldpdl/{scenario}/teachers-{design}")
         return {"teachers": f"{d}/teachers.npz", "teachers_info": f"{d}/teachers.json"}
 
-    def teacher_settings(self, scenario):
-        """The teachers' settings for a scenario: its private dataset's encoder and the ridge penalty."""
+    def teacher_settings(self, scenario, design=None):
+        """The teachers' settings for a scenario: its private dataset's encoder and the ridge penalty; for
+        PATE's own teachers (design ``S<n>``) the CNN they train from scratch (ldpdl.pate.scratch)."""
+        if design is not None and design.startswith("S"):
+            return {"scratch": self.LDPDL["pate"]["scratch"]}
         t = self.LDPDL["teacher"]
         encoder = t["by_dataset"].get(self.SCENARIOS[scenario]["private"], t["encoder"])
         return {"encoder": encoder, "ridge": encoder.get("ridge", t["ridge"])}
 
-    def teacher_encoder_files(self, scenario):
-        """The frozen encoder the teachers of ``scenario`` read (rule ldpdl_encoder), if not HOG."""
+    def pate_teacher_settings(self, wc):
+        """The settings of the teachers of a PATE job's ``teacher`` wildcard."""
+        return self.teacher_settings(wc.scenario, PateTeachers.of(wc).design)
+
+    def teacher_encoder_files(self, scenario, design=None):
+        """The frozen encoder the teachers of ``scenario`` read (rule ldpdl_encoder), if not HOG; none for
+        PATE's CNNs from scratch."""
         dataset = self.SCENARIOS[scenario]["private"]
-        if self.teacher_settings(scenario)["encoder"]["kind"] != "transfer":
+        if "encoder" not in (s := self.teacher_settings(scenario, design)) or s["encoder"]["kind"] != "transfer":
             return {}
         return {"encoder": self.res(f"ldpdl/encoder-{dataset}/encoder.pt")}
 
