@@ -11,7 +11,12 @@ multidimensional Piecewise mechanism at input 0), against the signal's range [-1
 also trains the run's student on its own queries with their true labels (the student's ceiling: what
 perfect answers would give; about 20 s per run on 2 CPU cores).
 
-    .venv/bin/python benchmarks/ldpdl_ceilings.py results/reduced
+``--hog`` adds, per teachers file, the one-teacher accuracy of ridge heads on HOG features alone (the HOG
+part of the dataset's encoder) fitted on the same sampled teachers' records: the teachers the transfer
+encoders replaced, side by side with them.  Every teachers file gets a row of its own (``run`` empty),
+whether or not runs used it.
+
+    .venv/bin/python benchmarks/ldpdl_ceilings.py results/reduced --hog
     .venv/bin/python benchmarks/ldpdl_ceilings.py results/reduced --students --runs 'pm-*-q30-L10000-aqs'  # Table 1
 """
 
@@ -26,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from pipelib.features import hog_encoder
 from pipelib.io import read_images
 from pipelib.job import Job
 from pipelib.methods import ldpdl, teachers
@@ -65,6 +71,33 @@ def true_label_student(root: Path, scenario: str, queries, y, config: dict) -> f
     return loop.accuracy(server.model, server.x_test, server.y_test)
 
 
+def sampled(n: int) -> np.ndarray:
+    """The teachers a one-teacher accuracy averages over: up to 500, a fixed draw."""
+    return np.random.default_rng(0).choice(n, min(500, n), replace=False)
+
+
+def hog_heads_accuracy(root: Path, scenario: str, design: str, config: dict, images, y) -> float:
+    """Mean public-pool accuracy of ridge heads on HOG features alone (the HOG part of the dataset's
+    transfer encoder, else ``ldpdl.teacher.encoder``; ridge ``ldpdl.teacher.ridge``) fitted on the records
+    of the sampled teachers of ``design``, as rule ldpdl_teachers fits them."""
+    from pipelib.io import read_images as read
+
+    t = config["ldpdl"]["teacher"]
+    hog = t["by_dataset"].get(config["scenarios"][scenario]["private"], {}).get("hog", t["encoder"])
+    tables = sorted((root / "partitions" / scenario).glob("party-*.parquet"), key=lambda p: int(p.stem.split("-")[1]))
+    parts = [read(p) for p in tables]
+    sizes = [len(f) for f, _, _ in parts]
+    labels = np.concatenate([f["label"].to_numpy().astype(np.int64) for f, _, _ in parts])
+    k = len(parts[0][2]["task_classes"])
+    records = config["ldpdl"]["owners"]["records"] if design.startswith("L") else 0
+    sets = ldpdl.owner_records(design, sizes, records, config["seed"], scenario)
+    some = sampled(len(sets))
+    features = hog_encoder(np.concatenate([im for _, im, _ in parts]), hog)
+    weights, temps, _ = teachers.fit_heads(features, labels, [sets[i] for i in some], k, float(t["ridge"]))
+    public = hog_encoder(images, hog)
+    return float(np.mean([(ldpdl.Owner(i, weights[i], temps[i]).votes(public) == y).mean() for i in range(len(some))]))
+
+
 def main() -> None:
     from pipelib.config import load
 
@@ -72,6 +105,7 @@ def main() -> None:
     ap.add_argument("results", nargs="?", default="results")
     ap.add_argument("--configfile", nargs="*", default=[], help="the run's preset (default: from its folder name)")
     ap.add_argument("--students", action="store_true", help="train each run's student on true labels too")
+    ap.add_argument("--hog", action="store_true", help="and ridge heads on HOG features for the same teachers")
     ap.add_argument(
         "--runs", default="*", help="only the runs whose folder name matches (a glob: 'pm-*-q30-L10000-aqs')"
     )
@@ -92,14 +126,25 @@ def main() -> None:
         for tf in sorted(d.glob("teachers-*/teachers.npz")):
             design = tf.parent.name.removeprefix("teachers-")
             weights, temps = ldpdl.load_owners(tf)
-            some = np.random.default_rng(0).choice(len(weights), min(500, len(weights)), replace=False)
+            some = sampled(len(weights))
             one = np.mean([(ldpdl.Owner(t, weights[t], temps[t]).votes(features) == y).mean() for t in some])
-            row = {"scenario": d.name, "teachers": design, "one teacher": round(float(one), 3)}
+            info = json.loads((tf.parent / "teachers.json").read_text())
+            row = {
+                "scenario": d.name,
+                "teachers": design,
+                "features": info["features"],
+                "records each": "-".join(map(str, sorted(set(info["records_each"])))),
+                "one teacher": round(float(one), 3),
+            }
+            if args.hog:
+                row["one teacher, HOG heads"] = round(hog_heads_accuracy(root, d.name, design, config, images, y), 3)
             if design.startswith("T"):
                 votes = np.stack([ldpdl.Owner(t, weights[t], temps[t]).votes(features) for t in range(len(weights))])
                 row["noise-free vote"] = round(
                     float((ldpdl.vote_counts(votes, weights.shape[2]).argmax(1) == y).mean()), 3
                 )
+            rows.append({**row, "run": ""})
+            if design.startswith("T"):
                 pate = root / "distill" / d.name  # PATE runs in the distillation stage
                 for run in sorted(pate.glob(f"pate-{design}-q*/gnmax-eps*/labels.parquet")):
                     lab = pd.read_parquet(run)
@@ -112,6 +157,9 @@ def main() -> None:
                     continue
                 plan = json.loads(plan_path.read_text())
                 run = plan_path.parent
+                if not (run / f"iter-{plan['iterations']}/result.json").is_file():
+                    print(f"skipped {run}: not finished")
+                    continue
                 slots = np.asarray(plan["slots"])
                 queries, targets = [], []
                 for t in range(1, plan["iterations"] + 1):

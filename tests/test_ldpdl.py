@@ -384,3 +384,33 @@ def test_pate_cnn_teachers_train_on_their_own_shard_only_and_vote_with_their_own
         with torch.no_grad():
             own = model(teachers.loop.scale(torch.from_numpy(images[40:]).permute(0, 3, 1, 2))).argmax(1).numpy()
         np.testing.assert_array_equal(votes[t], own)
+
+
+@pytest.mark.workflow
+def test_the_ceilings_benchmark_reports_every_teachers_file_beside_hog_heads(tiny):
+    """benchmarks/ldpdl_ceilings.py --hog: one row per teachers file (runs or not), with the transfer
+    teachers' and the HOG heads' one-teacher accuracies of the same sampled teachers."""
+    import json
+    import subprocess
+    import sys
+
+    from helpers import REPO
+
+    proc = subprocess.run(
+        [sys.executable, "benchmarks/ldpdl_ceilings.py", str(tiny / "results/tiny"), "--hog"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    head, _, *lines = [line for line in proc.stdout.splitlines() if line.startswith("|")]
+    cols = [c.strip() for c in head.strip("|").split("|")]
+    rows = [dict(zip(cols, (c.strip() for c in line.strip("|").split("|")))) for line in lines]
+    files = [r for r in rows if r["scenario"] == "ldpdl_mnist" and not r.get("run")]
+    assert {r["teachers"] for r in files} >= {"L40", "T8"}, proc.stdout
+    info = json.loads((tiny / TINY_LDPDL / "teachers-L40/teachers.json").read_text())
+    for r in files:
+        assert 0 < float(r["one teacher"]) <= 1 and 0 < float(r["one teacher, HOG heads"]) <= 1
+    l40 = next(r for r in files if r["teachers"] == "L40")
+    assert float(l40["features"]) == info["features"] and l40["records each"] == "200"
+    assert 0 < float(next(r for r in files if r["teachers"] == "T8")["noise-free vote"]) <= 1

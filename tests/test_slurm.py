@@ -95,6 +95,9 @@ def cluster():
     if shutil.which("apt-get") is None and shutil.which("slurmctld") is None:
         pytest.skip("SLURM is not installed and there is no apt-get to install it")
     was_running = slurm_answers()
+    # a machine without slurm.conf gets none back: a stopped controller behind a left slurm.conf makes
+    # `scontrol show config` wait 9 s, and Snakemake's SLURM plugin runs it at every later snakemake call
+    had_conf = Path("/etc/slurm/slurm.conf").exists()
     t0 = time.monotonic()
     proc = subprocess.run(["bash", str(START)], capture_output=True, text=True, timeout=1200)
     started = time.monotonic() - t0
@@ -108,7 +111,8 @@ def cluster():
     print(f"local SLURM cluster up in {started:.1f} s")
     yield
     if not was_running:
-        stop = subprocess.run(["bash", str(STOP)], capture_output=True, text=True, timeout=300)
+        purge = [] if had_conf else ["--purge"]
+        stop = subprocess.run(["bash", str(STOP), *purge], capture_output=True, text=True, timeout=300)
         assert stop.returncode == 0, stop.stdout + stop.stderr
 
 

@@ -905,3 +905,26 @@ def test_the_loop_ablation_runs_as_its_own_command_and_generates_its_page(tiny, 
         [Path(sys.executable).parent / "pipelib", "verify", "results/tiny"], cwd=tiny, capture_output=True, text=True
     )
     assert verify.returncode == 0, verify.stdout[-1500:]
+
+
+@pytest.mark.workflow
+def test_every_jobs_code_param_is_the_digest_of_its_script(tiny):
+    """The code param a job ran with (kept in its metadata, among its params' reprs) is code_digest of its
+    script computed afresh here: the Snakefile's per-call cache of parsed modules changes no digest.
+    Every fourth script by name (a fresh digest costs about a second; any script after the first would
+    show a cache that leaks between scripts)."""
+    import json
+
+    from pipelib.provenance import code_digest
+
+    runs: dict[str, list] = {}
+    for record in (tiny / ".snakemake/metadata").iterdir():
+        meta = json.loads(record.read_text())
+        script = re.search(r"\.\./scripts/(\w+\.py)", meta.get("code") or "")
+        if script:
+            runs.setdefault(script.group(1), []).append((meta["rule"], meta.get("params") or []))
+    assert len(runs) >= 40, sorted(runs)
+    for name in sorted(runs)[::4]:
+        expected = repr(code_digest(REPO / "workflow/scripts" / name))
+        for rule, params in runs[name]:
+            assert expected in params, (rule, name, params)
