@@ -217,7 +217,17 @@ def test_table_ldpdl_rows_carry_their_guarantees(tiny):
     assert ldp["epsilon_owner"] == ldp["epsilon_teacher_data"] == pytest.approx(8.0)
     assert ldp["epsilon_record"] > ldp["epsilon_owner"] and ldp["epsilon_record"] % 4.0 == pytest.approx(0, abs=1e-6)
     assert ldp["accuracy_low"] <= ldp["accuracy"] <= ldp["accuracy_high"]
-    pate = run[run.method == "PATE"].iloc[0]
+    # PATE in two arms on the same shards: LDP-DL's teacher family (a stand-in, marked) and its own CNNs
+    arms = run[run.method == "PATE"].set_index("teacher_arm")
+    assert sorted(arms.index) == ["own", "same"] and list(arms.loc[["same", "own"], "owner_design"]) == ["T8", "S8"]
+    assert arms.loc["own", "teacher_model"] == "fedcnn-4-8-16 from scratch (3 epochs)"
+    assert arms.loc["same", "teacher_model"] == ldp["teacher_model"] and ldp["teacher_model"].startswith("ridge heads")
+    assert pd.isna(arms.loc["own", "teacher_departure"]) and ldp["teacher_departure"].endswith(
+        "(paper: an ImageNet-pretrained ResNet50 fine-tuned on the owner's 4,000 records)"
+    )
+    assert arms.loc["same", "teacher_departure"].startswith(ldp["teacher_model"])
+    assert arms.loc["own", "epsilon"] == pytest.approx(arms.loc["same", "epsilon"])  # the same accountant
+    pate = arms.loc["same"]
     assert pate["owner_design"] == "T8" and pate["epsilon_record"] == pytest.approx(pate["epsilon"])
     assert pate["epsilon"] == pytest.approx(8.0, rel=2e-3) and pate["delta"] == 1e-5 and pate["sigma"] > 0
     assert pate["curve"].startswith("rdp gaussian") and pate["epsilon_at_delta_ref"] == pytest.approx(pate["epsilon"])

@@ -47,6 +47,7 @@ from .runs import (
 
 # a loop-ablation variant's keys that choose its rows and inputs rather than FedMD's settings
 ABLATION_SCOPE = ("name", "k", "datasets", "sampling")
+LDPDL_TABLE_ARMS = ("ldpdl", "pate", "pate_own")  # paper 004 Table 1's result rows per entry
 
 
 class DesignError(ValueError):
@@ -481,7 +482,7 @@ class Design:
         files += [f"{d}/result.json" for _, _, d in self.centralized_runs()]
         files += [f"{d}/result.json" for part in ("table", "compare") for _, d in self.rknn_rows(part)]
         files += [e["path"] for e in self.paper_entries()]
-        files += [e[k] for e in self.ldpdl_table_entries() for k in ("ldpdl", "pate")]
+        files += [e[k] for e in self.ldpdl_table_entries() for k in LDPDL_TABLE_ARMS if k in e]
         files += [e["path"] for e in self.ldpdl_figure_entries()]
         files += self.ldpdl_compare_paths()
         files += self.ldpfl_paths()
@@ -840,19 +841,39 @@ class Design:
         return self.SCENARIOS[scenario]["parties"] if design == "parties" else int(design[1:])
 
     def ldpdl_table_entries(self):
-        """Paper 004 Table 1: per dataset and epsilon, LDP-DL (the table's mechanism, AQS) and PATE."""
-        t = self.LDPDL["table"]
+        """Paper 004 Table 1: per dataset and epsilon, LDP-DL (the table's mechanism, AQS) and PATE in two
+        arms: ``pate`` on LDP-DL's teacher family (ldpdl.pate.teachers disjoint shards), ``pate_own`` on
+        PATE's own teachers (CNNs from scratch on the same shards; only with ldpdl.pate.scratch).
+        ``teachers``: each arm's teacher model in words."""
+        t, own = self.LDPDL["table"], self.pate_own_design()
         return [
             {
                 "dataset": label,
                 "epsilon": float(e),
                 "ldpdl": self.ldpdl_result(sc, t["mechanism"], e, self.LDPDL["per_query"], "aqs"),
                 "pate": self.pate_result(sc, e),
+                **({"pate_own": self.pate_result(sc, e, own)} if own else {}),
+                "teachers": {
+                    "ldpdl": self.teacher_model(sc),
+                    "pate": self.teacher_model(sc),
+                    **({"pate_own": self.teacher_model(sc, own)} if own else {}),
+                },
             }
             for label, sc in t["datasets"].items()
             if sc in self.SCENARIOS
             for e in t["epsilon"]
         ]
+
+    def pate_own_design(self):
+        """``S<n>``: PATE's own teachers on the shards of ``T<n>`` (ldpdl.pate.scratch set), else None."""
+        p = self.LDPDL["pate"]
+        return f"S{p['teachers']}" if p.get("scratch") and p["teachers"] != "parties" else None
+
+    def teacher_model(self, scenario, design=None):
+        """A scenario's teachers (of ``design``) in words, for the tables' ``teacher_model`` column."""
+        from .methods.teachers import describe  # torch: imported when a table asks
+
+        return describe(self.teacher_settings(scenario, design))
 
     def owners_sweep_result(self, sc, mech, eps, qs, n):
         """Figures 4-6 (c): the run with L = n owners (overlapping owners), or on the scenario dealt to n

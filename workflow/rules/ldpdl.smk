@@ -206,7 +206,7 @@ rule ldpdl_student:
 
 rule table_ldpdl:
     input:
-        [e[k] for e in ldpdl_table_entries() for k in ("ldpdl", "pate")],
+        [e[k] for e in ldpdl_table_entries() for k in LDPDL_TABLE_ARMS if k in e],
     output:
         report(
             res("table_ldpdl.csv"),

@@ -41,6 +41,17 @@ from .pate import PateTeacher
 log = logging.getLogger(__name__)
 
 
+def describe(settings: dict) -> str:
+    """The teachers of ``settings`` (:meth:`pipelib.design.Design.teacher_settings`) in words."""
+    if "scratch" in settings:
+        c = settings["scratch"]
+        return f"{c['arch']} from scratch ({c['epochs']} epochs)"
+    e = settings["encoder"]
+    if e.get("kind") == "transfer":
+        return f"ridge heads on a frozen {e['arch']} trained on {e['source']} (+ HOG)"
+    return f"ridge heads on {e.get('kind', 'hog').upper()} features"
+
+
 def fit_temperature(scores, truth, mask, steps: int = 12):
     """Per teacher, the softmax temperature T of its scores that maximises the likelihood of its own
     labels: Newton's method on beta = 1/T (the negative log-likelihood is convex in beta), beta kept in
@@ -90,12 +101,19 @@ def fit_heads(features: np.ndarray, labels: np.ndarray, record_sets: list, k: in
             raise ValueError("a teacher has no records")
         rows = torch.from_numpy(np.stack([np.pad(r, (0, n.max() - len(r))) for r in sets]).astype(np.int64))
         mask = torch.from_numpy(np.arange(n.max())[None, :] < n[:, None]).float()[..., None]
-        xb, yb = x[rows].mul_(mask), onehot[rows].mul_(mask)  # padding rows are zero: they add nothing
-        gram = torch.bmm(xb.transpose(1, 2), xb).double().numpy() + ridge * n[:, None, None] * penalty
-        w = np.linalg.solve(gram, torch.bmm(xb.transpose(1, 2), yb).double().numpy()).astype(np.float32)
-        scores = torch.bmm(xb, torch.from_numpy(w))
+        xb, yb = x[rows], onehot[rows]
+        if n.min() < n.max():  # padding rows are zero: they add nothing
+            xb.mul_(mask), yb.mul_(mask)
+        gram = torch.bmm(xb.transpose(1, 2), xb).double() + torch.from_numpy(ridge * n[:, None, None] * penalty)
+        # the penalised Gram matrix is positive definite (ridge > 0, the intercept's column is all ones):
+        # Cholesky in float64, a tenth of a general batched solve's time
+        chol, info = torch.linalg.cholesky_ex(gram)
+        if info.any():
+            raise ValueError(f"a teacher's normal equations are singular (ridge {ridge}): raise ldpdl.teacher.ridge")
+        w = torch.cholesky_solve(torch.bmm(xb.transpose(1, 2), yb).double(), chol).float()
+        scores = torch.bmm(xb, w)
         truth = yb.argmax(2)
-        weights[lo : lo + len(sets)] = w
+        weights[lo : lo + len(sets)] = w.numpy()
         temps[lo : lo + len(sets)] = fit_temperature(scores, truth, mask)
         fit_acc[lo : lo + len(sets)] = ((scores.argmax(2) == truth).float() * mask[..., 0]).sum(1).numpy() / n
     return weights, temps, fit_acc
@@ -141,6 +159,7 @@ def train_teachers(job: Job, settings: dict, *, records: int) -> dict:
         "fit_accuracy_mean": float(fit_acc.mean()),
         "features": n_features,
         "model": settings["scratch"]["arch"] if "scratch" in settings else "head",
+        "teacher_model": describe(settings),
         "seconds": time.perf_counter() - t0,
     }
     write_json(info, job.output["info"])
