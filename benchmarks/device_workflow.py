@@ -233,22 +233,35 @@ def page_ldpfl(folder: Path, config: dict, title: str) -> list[str]:
     ]
 
 
+def _teacher_model(folder: Path, scenario: str, design: str) -> str:
+    """A run's teachers in words, from its teachers.json (older files: ridge heads on their features)."""
+    import json
+
+    info = json.loads((folder / "results" / "ldpdl" / scenario / f"teachers-{design}" / "teachers.json").read_text())
+    return info.get("teacher_model") or f"ridge heads on {info['features']} features (HOG)"
+
+
 def page_ldpdl(folder: Path, config: dict, title: str, command: str) -> list[str]:
     """Paper 004: ``table_ldpdl.csv`` (Table 1's LDP-DL and PATE rows whose two runs are both under
     ``<folder>/results``), every AQS iteration of its LDP-DL runs, the stages' job times and the claims."""
     import pandas as pd
 
-    from pipelib.design import Design
+    from pipelib.design import LDPDL_TABLE_ARMS, Design
     from pipelib.io import read_json
     from pipelib.report.pages import markdown_table, paper004_page
     from pipelib.report.tables import table_ldpdl
 
     design = Design(config)
-    entries = [
-        e | {m: str(folder / e[m]) for m in ("ldpdl", "pate")}
-        for e in design.ldpdl_table_entries()
-        if (folder / e["ldpdl"]).exists() and (folder / e["pate"]).exists()
-    ]
+    # the arms whose rows are here, and their teachers as the rows' own teachers.json says (today's config
+    # may describe other teachers)
+    entries = []
+    for e in design.ldpdl_table_entries():
+        if not ((folder / e["ldpdl"]).exists() and (folder / e["pate"]).exists()):
+            continue
+        arms = {m: str(folder / e[m]) for m in LDPDL_TABLE_ARMS if m in e and (folder / e[m]).exists()}
+        scenario = design.LDPDL["table"]["datasets"][e["dataset"]]
+        teachers = {m: _teacher_model(folder, scenario, re.search(r"-([LTS]\d+)", p).group(1)) for m, p in arms.items()}
+        entries.append({"dataset": e["dataset"], "epsilon": e["epsilon"], **arms, "teachers": teachers})
     csv = folder / "table_ldpdl.csv"
     table_ldpdl(entries, csv, delta_ref=config["privacy"]["delta_ref"])
     text = paper004_page(csv, {}, command)

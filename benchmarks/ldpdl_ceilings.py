@@ -120,13 +120,22 @@ def main() -> None:
         y = frame["label"].to_numpy()
         if d.name not in config["scenarios"]:
             continue
-        features = teachers.encoder_features(images, *encoder_of(d.name, config, root))
-        for tf in sorted(d.glob("teachers-*/teachers.npz")):
+        files = sorted(d.glob("teachers-*/teachers.npz"))
+        if any(not f.parent.name.startswith("teachers-S") for f in files):  # heads: the encoder's features
+            features = teachers.encoder_features(images, *encoder_of(d.name, config, root))
+        for tf in files:
             design = tf.parent.name.removeprefix("teachers-")
-            weights, temps = ldpdl.load_owners(tf)
-            some = sampled(len(weights))
-            one = np.mean([(ldpdl.Owner(t, weights[t], temps[t]).votes(features) == y).mean() for t in some])
             info = json.loads((tf.parent / "teachers.json").read_text())
+            if design.startswith("S"):  # PATE's own teachers: CNNs from scratch, each voting on the pool
+                params, arch = teachers.load_cnn_teachers(tf)
+                k = params["classifier.weight"].shape[1]
+                all_votes = teachers.cnn_votes(params, arch, k, images)
+                one = np.mean([(all_votes[t] == y).mean() for t in sampled(len(all_votes))])
+            else:
+                weights, temps = ldpdl.load_owners(tf)
+                k = weights.shape[2]
+                some = sampled(len(weights))
+                one = np.mean([(ldpdl.Owner(t, weights[t], temps[t]).votes(features) == y).mean() for t in some])
             row = {
                 "scenario": d.name,
                 "teachers": design,
@@ -134,15 +143,17 @@ def main() -> None:
                 "records each": "-".join(map(str, sorted(set(info["records_each"])))),
                 "one teacher": round(float(one), 3),
             }
-            if args.hog:
+            if args.hog and not design.startswith("S"):
                 row["one teacher, HOG heads"] = round(hog_heads_accuracy(root, d.name, design, config, images, y), 3)
-            if design.startswith("T"):
-                votes = np.stack([ldpdl.Owner(t, weights[t], temps[t]).votes(features) for t in range(len(weights))])
-                row["noise-free vote"] = round(
-                    float((ldpdl.vote_counts(votes, weights.shape[2]).argmax(1) == y).mean()), 3
+            if design[0] in "TS":
+                votes = (
+                    all_votes
+                    if design.startswith("S")
+                    else np.stack([ldpdl.Owner(t, weights[t], temps[t]).votes(features) for t in range(len(weights))])
                 )
+                row["noise-free vote"] = round(float((ldpdl.vote_counts(votes, k).argmax(1) == y).mean()), 3)
             rows.append({**row, "run": ""})
-            if design.startswith("T"):
+            if design[0] in "TS":
                 pate = root / "distill" / d.name  # PATE runs in the distillation stage
                 for run in sorted(pate.glob(f"pate-{design}-q*/gnmax-eps*/labels.parquet")):
                     lab = pd.read_parquet(run)

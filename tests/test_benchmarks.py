@@ -134,4 +134,4 @@ def test_the_committed_ldpdl_device_page_is_what_its_script_writes_from_its_rows
     claims = pd.read_csv(copy / "claims.csv")
     assert claims.equals(pd.read_csv(folder / "claims.csv")) and set(claims["paper"]) == {4}
     tested = claims[claims["verdict"] != "untested"]
-    assert list(tested["id"]) == ["p004_ldpdl_beats_pate"]
+    assert list(tested["id"]) == ["p004_ldpdl_beats_pate_same_teachers"]

@@ -217,7 +217,17 @@ def test_table_ldpdl_rows_carry_their_guarantees(tiny):
     assert ldp["epsilon_owner"] == ldp["epsilon_teacher_data"] == pytest.approx(8.0)
     assert ldp["epsilon_record"] > ldp["epsilon_owner"] and ldp["epsilon_record"] % 4.0 == pytest.approx(0, abs=1e-6)
     assert ldp["accuracy_low"] <= ldp["accuracy"] <= ldp["accuracy_high"]
-    pate = run[run.method == "PATE"].iloc[0]
+    # PATE in two arms on the same shards: LDP-DL's teacher family (a stand-in, marked) and its own CNNs
+    arms = run[run.method == "PATE"].set_index("teacher_arm")
+    assert sorted(arms.index) == ["own", "same"] and list(arms.loc[["same", "own"], "owner_design"]) == ["T8", "S8"]
+    assert arms.loc["own", "teacher_model"] == "fedcnn-4-8-16 from scratch (3 epochs)"
+    assert arms.loc["same", "teacher_model"] == ldp["teacher_model"] and ldp["teacher_model"].startswith("ridge heads")
+    assert pd.isna(arms.loc["own", "teacher_departure"]) and ldp["teacher_departure"].endswith(
+        "(paper: an ImageNet-pretrained ResNet50 fine-tuned on the owner's 4,000 records)"
+    )
+    assert arms.loc["same", "teacher_departure"].startswith(ldp["teacher_model"])
+    assert arms.loc["own", "epsilon"] == pytest.approx(arms.loc["same", "epsilon"])  # the same accountant
+    pate = arms.loc["same"]
     assert pate["owner_design"] == "T8" and pate["epsilon_record"] == pytest.approx(pate["epsilon"])
     assert pate["epsilon"] == pytest.approx(8.0, rel=2e-3) and pate["delta"] == 1e-5 and pate["sigma"] > 0
     assert pate["curve"].startswith("rdp gaussian") and pate["epsilon_at_delta_ref"] == pytest.approx(pate["epsilon"])
@@ -349,6 +359,41 @@ def test_flip_crop_shifts_and_flips_within_the_image_range():
     torch.manual_seed(3)
     torch.randint(0, 256, (64, 3, 32, 32), dtype=torch.uint8)
     assert torch.equal(teachers.flip_crop(x), out)
+
+
+def test_pate_cnn_teachers_train_on_their_own_shard_only_and_vote_with_their_own_weights(tmp_path):
+    """Design S<n>: the shards of T<n>; each CNN's weights depend on its own records only (a teacher
+    trained beside others equals it trained alone, and changing another shard changes nothing), and the
+    saved teachers vote as their weights say."""
+    assert [list(r) for r in ldpdl.owner_records("S5", [30, 23], 0, 3, "x")] == [
+        list(r) for r in ldpdl.owner_records("T5", [30, 23], 0, 3, "x")
+    ]
+    g = np.random.default_rng(0)
+    images = g.integers(0, 256, (60, 12, 12, 1), dtype=np.uint8)
+    labels = g.integers(0, 3, 60)
+    sets = [np.arange(0, 10), np.arange(10, 20), np.arange(20, 30), np.arange(30, 39)]
+    settings = {"arch": "fedcnn-2-4-8", "epochs": 3, "batch": 4, "lr": 0.1, "group": 2}
+    together, acc = teachers.train_cnn_teachers(images, labels, sets, 3, settings, 0, "k")
+    alone, _ = teachers.train_cnn_teachers(images, labels, sets[:1], 3, settings, 0, "k")
+    other = labels.copy()
+    other[10:20] = (other[10:20] + 1) % 3  # another teacher's shard changes
+    changed, _ = teachers.train_cnn_teachers(images, other, sets, 3, settings, 0, "k")
+    for name, w in together.items():
+        np.testing.assert_allclose(w[0], alone[name][0], rtol=1e-5, atol=1e-6)
+        np.testing.assert_array_equal(w[0], changed[name][0])
+        assert not np.array_equal(w[1], changed[name][1])
+    assert ((0 <= acc) & (acc <= 1)).all()
+    path = tmp_path / "teachers.npz"
+    teachers.save_cnn_teachers(path, together, settings["arch"])
+    params, arch = teachers.load_cnn_teachers(path)
+    assert arch == settings["arch"] and params.keys() == together.keys()
+    votes = teachers.cnn_votes(params, arch, 3, images[40:])
+    model = teachers.build(arch, (1, 12, 12), 3).eval()
+    for t in range(len(sets)):
+        model.load_state_dict({n: torch.from_numpy(p[t]) for n, p in params.items()})
+        with torch.no_grad():
+            own = model(teachers.loop.scale(torch.from_numpy(images[40:]).permute(0, 3, 1, 2))).argmax(1).numpy()
+        np.testing.assert_array_equal(votes[t], own)
 
 
 @pytest.mark.workflow

@@ -47,6 +47,7 @@ from .runs import (
 
 # a loop-ablation variant's keys that choose its rows and inputs rather than FedMD's settings
 ABLATION_SCOPE = ("name", "k", "datasets", "sampling")
+LDPDL_TABLE_ARMS = ("ldpdl", "pate", "pate_own")  # paper 004 Table 1's result rows per entry
 
 
 class DesignError(ValueError):
@@ -372,7 +373,7 @@ class Design:
         return {
             **self.teachers_files(wc.scenario, PateTeachers.of(wc).design),
             **self.public_inputs(wc),
-            **self.teacher_encoder_files(wc.scenario),
+            **self.teacher_encoder_files(wc.scenario, PateTeachers.of(wc).design),
         }
 
     def pate_curate_inputs(self, wc):
@@ -481,7 +482,7 @@ class Design:
         files += [f"{d}/result.json" for _, _, d in self.centralized_runs()]
         files += [f"{d}/result.json" for part in ("table", "compare") for _, d in self.rknn_rows(part)]
         files += [e["path"] for e in self.paper_entries()]
-        files += [e[k] for e in self.ldpdl_table_entries() for k in ("ldpdl", "pate")]
+        files += [e[k] for e in self.ldpdl_table_entries() for k in LDPDL_TABLE_ARMS if k in e]
         files += [e["path"] for e in self.ldpdl_figure_entries()]
         files += self.ldpdl_compare_paths()
         files += self.ldpfl_paths()
@@ -798,16 +799,24 @@ class Design:
         d = self.res(f"ldpdl/{scenario}/teachers-{design}")
         return {"teachers": f"{d}/teachers.npz", "teachers_info": f"{d}/teachers.json"}
 
-    def teacher_settings(self, scenario):
-        """The teachers' settings for a scenario: its private dataset's encoder and the ridge penalty."""
+    def teacher_settings(self, scenario, design=None):
+        """The teachers' settings for a scenario: its private dataset's encoder and the ridge penalty; for
+        PATE's own teachers (design ``S<n>``) the CNN they train from scratch (ldpdl.pate.scratch)."""
+        if design is not None and design.startswith("S"):
+            return {"scratch": self.LDPDL["pate"]["scratch"]}
         t = self.LDPDL["teacher"]
         encoder = t["by_dataset"].get(self.SCENARIOS[scenario]["private"], t["encoder"])
         return {"encoder": encoder, "ridge": encoder.get("ridge", t["ridge"])}
 
-    def teacher_encoder_files(self, scenario):
-        """The frozen encoder the teachers of ``scenario`` read (rule ldpdl_encoder), if not HOG."""
+    def pate_teacher_settings(self, wc):
+        """The settings of the teachers of a PATE job's ``teacher`` wildcard."""
+        return self.teacher_settings(wc.scenario, PateTeachers.of(wc).design)
+
+    def teacher_encoder_files(self, scenario, design=None):
+        """The frozen encoder the teachers of ``scenario`` read (rule ldpdl_encoder), if not HOG; none for
+        PATE's CNNs from scratch."""
         dataset = self.SCENARIOS[scenario]["private"]
-        if self.teacher_settings(scenario)["encoder"]["kind"] != "transfer":
+        if "encoder" not in (s := self.teacher_settings(scenario, design)) or s["encoder"]["kind"] != "transfer":
             return {}
         return {"encoder": self.res(f"ldpdl/encoder-{dataset}/encoder.pt")}
 
@@ -832,19 +841,39 @@ class Design:
         return self.SCENARIOS[scenario]["parties"] if design == "parties" else int(design[1:])
 
     def ldpdl_table_entries(self):
-        """Paper 004 Table 1: per dataset and epsilon, LDP-DL (the table's mechanism, AQS) and PATE."""
-        t = self.LDPDL["table"]
+        """Paper 004 Table 1: per dataset and epsilon, LDP-DL (the table's mechanism, AQS) and PATE in two
+        arms: ``pate`` on LDP-DL's teacher family (ldpdl.pate.teachers disjoint shards), ``pate_own`` on
+        PATE's own teachers (CNNs from scratch on the same shards; only with ldpdl.pate.scratch).
+        ``teachers``: each arm's teacher model in words."""
+        t, own = self.LDPDL["table"], self.pate_own_design()
         return [
             {
                 "dataset": label,
                 "epsilon": float(e),
                 "ldpdl": self.ldpdl_result(sc, t["mechanism"], e, self.LDPDL["per_query"], "aqs"),
                 "pate": self.pate_result(sc, e),
+                **({"pate_own": self.pate_result(sc, e, own)} if own else {}),
+                "teachers": {
+                    "ldpdl": self.teacher_model(sc),
+                    "pate": self.teacher_model(sc),
+                    **({"pate_own": self.teacher_model(sc, own)} if own else {}),
+                },
             }
             for label, sc in t["datasets"].items()
             if sc in self.SCENARIOS
             for e in t["epsilon"]
         ]
+
+    def pate_own_design(self):
+        """``S<n>``: PATE's own teachers on the shards of ``T<n>`` (ldpdl.pate.scratch set), else None."""
+        p = self.LDPDL["pate"]
+        return f"S{p['teachers']}" if p.get("scratch") and p["teachers"] != "parties" else None
+
+    def teacher_model(self, scenario, design=None):
+        """A scenario's teachers (of ``design``) in words, for the tables' ``teacher_model`` column."""
+        from .methods.teachers import describe  # torch: imported when a table asks
+
+        return describe(self.teacher_settings(scenario, design))
 
     def owners_sweep_result(self, sc, mech, eps, qs, n):
         """Figures 4-6 (c): the run with L = n owners (overlapping owners), or on the scenario dealt to n

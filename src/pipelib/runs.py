@@ -221,7 +221,7 @@ _DESIGN = r"L[1-9][0-9]*|T[1-9][0-9]*|parties"
 LDPDL_RUN = re.compile(
     rf"(?:{'|'.join(SOFT_LABEL_MECHANISMS)})-eps[0-9.]+-q[1-9][0-9]*-(?:{_DESIGN})-(?:aqs|random)"
 )  # an LDP-DL run's folder
-_PATE_DESIGN = r"T[1-9][0-9]*|parties"  # PATE's teachers are disjoint: shards of the pool, or the parties
+_PATE_DESIGN = r"[TS][1-9][0-9]*|parties"  # PATE's teachers are disjoint: shards of the pool, or the parties
 _PATE_PARTS = re.compile(rf"pate-eps(?P<eps>[0-9.]+)-(?P<design>{_PATE_DESIGN})-q(?P<queries>[1-9][0-9]*)")
 PATE_RUN = re.compile(_unnamed(_PATE_PARTS))  # a PATE run's name (its audit's folder)
 _PATE_TEACHERS = re.compile(rf"pate-(?P<design>{_PATE_DESIGN})-q(?P<queries>[1-9][0-9]*)")
@@ -232,7 +232,9 @@ TEACHER_RUN = re.compile(f"{RKNN_RUN.pattern}|{PATE_TEACHERS.pattern}")  # the `
 @dataclass(frozen=True)
 class PateTeachers(_Teacher):
     """PATE's teachers as a teacher of the distillation stage: the teachers of ``design`` (``T<n>`` disjoint
-    shards of the pool, or ``parties``), each voting on the same ``queries`` public samples; name
+    shards of the pool, each a head on the frozen encoder as LDP-DL's owners; ``S<n>`` the same shards, each
+    a small CNN trained from scratch, as PATE trains its teachers; or ``parties``), each voting on the same
+    ``queries`` public samples; name
     ``pate-<design>-q<queries>``."""
 
     design: str
@@ -245,7 +247,7 @@ class PateTeachers(_Teacher):
         """The teachers a name stands for; ValueError naming the grammar for anything else."""
         m = _PATE_TEACHERS.fullmatch(name)
         if not m:
-            raise ValueError(f"bad PATE teacher {name!r}; expected pate-<T<n>|parties>-q<queries>")
+            raise ValueError(f"bad PATE teacher {name!r}; expected pate-<T<n>|S<n>|parties>-q<queries>")
         return cls(m["design"], int(m["queries"]))
 
     @property

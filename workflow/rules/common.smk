@@ -15,7 +15,7 @@ from pipelib.boundary import rule_roles
 from pipelib.config import ConfigError, ldpfl_settings, scenarios, validate
 from pipelib.config import encoder_settings as resolved_encoder
 from pipelib.data import ingest as raw
-from pipelib.design import Design, DesignError
+from pipelib.design import LDPDL_TABLE_ARMS, Design, DesignError
 from pipelib import integrity
 from pipelib.plan import check_sizes
 from pipelib.privacy.nfdp import STRATIFIED

@@ -83,7 +83,7 @@ rule distill_votes:
         runtime=10,
     params:
         code=code("distill_votes.py"),
-        settings=lambda wc: teacher_settings(wc.scenario),
+        settings=pate_teacher_settings,
         seed=lambda wc: seed_of(wc.scenario),
     script:
         "../scripts/distill_votes.py"

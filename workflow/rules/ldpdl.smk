@@ -2,7 +2,8 @@
 #   ldpdl_encoder  (public)  the teachers' frozen encoder of a private dataset: a CNN trained on another
 #                            labelled dataset (ldpdl.teacher.by_dataset, kind transfer); HOG needs none
 #   ldpdl_teachers (owners)  every owner's teacher on its own records (design L<n>: n overlapping owners;
-#                            T<n>: PATE's n disjoint teachers; parties: the scenario's parties)
+#                            T<n>: PATE's n disjoint teachers, heads on the encoder; S<n>: the same shards,
+#                            small CNNs from scratch as PATE trains them; parties: the scenario's parties)
 #   ldpdl_plan     (server)  who answers which query slot (each owner at most cap times), the first queries
 #   ldpdl_release  (owners)  iteration t: every owner's sanitized answers to the queries assigned to it
 #   ldpdl_student  (server)  iteration t: a student on the answers so far, the next queries (AQS/random)
@@ -15,7 +16,7 @@ wildcard_constraints:
     nq="[1-9][0-9]*",
     qs="aqs|random",
     iteration="[1-9][0-9]*",
-    design="L[1-9][0-9]*|T[1-9][0-9]*|parties",
+    design="L[1-9][0-9]*|[TS][1-9][0-9]*|parties",
     tdata="[a-z0-9_]+",
 
 
@@ -49,7 +50,7 @@ rule ldpdl_encoder:
 
 rule ldpdl_teachers:
     input:
-        unpack(lambda wc: teacher_encoder_files(wc.scenario)),
+        unpack(lambda wc: teacher_encoder_files(wc.scenario, wc.design)),
         parties=lambda wc: [party_table(wc.scenario, i) for i in party_ids(wc.scenario)],
     output:
         teachers=res("ldpdl/{scenario}/teachers-{design}/teachers.npz"),
@@ -66,7 +67,7 @@ rule ldpdl_teachers:
         runtime=LDPDL["runtime"],
     params:
         code=code("ldpdl_teachers.py"),
-        settings=lambda wc: teacher_settings(wc.scenario),
+        settings=lambda wc: teacher_settings(wc.scenario, wc.design),
         records=lambda wc: teacher_records(wc.design),
         seed=lambda wc: seed_of(wc.scenario),
     script:
@@ -205,7 +206,7 @@ rule ldpdl_student:
 
 rule table_ldpdl:
     input:
-        [e[k] for e in ldpdl_table_entries() for k in ("ldpdl", "pate")],
+        [e[k] for e in ldpdl_table_entries() for k in LDPDL_TABLE_ARMS if k in e],
     output:
         report(
             res("table_ldpdl.csv"),

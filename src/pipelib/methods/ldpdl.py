@@ -77,8 +77,9 @@ def query_slots(slots: int, owners: int, per_query: int, generator: np.random.Ge
 def owner_records(design: str, party_sizes, records: int, seed: int, scenario: str) -> list[np.ndarray]:
     """Each owner's (or teacher's) private records, as sorted row indices into the scenario's pool (its
     party tables, concatenated in party order).  ``L<n>``: n owners, each ``records`` rows drawn without
-    replacement by its own keyed draw (owners overlap); ``T<n>``: a keyed permutation of the pool cut
-    into n disjoint near-equal shards; ``parties``: every party's rows."""
+    replacement by its own keyed draw (owners overlap); ``T<n>`` and ``S<n>`` (PATE's teachers: heads, or
+    CNNs from scratch): a keyed permutation of the pool cut into n disjoint near-equal shards, the same
+    shards for both; ``parties``: every party's rows."""
     sizes = [int(n) for n in party_sizes]
     pool = sum(sizes)
     if design == "parties":
@@ -90,11 +91,11 @@ def owner_records(design: str, party_sizes, records: int, seed: int, scenario: s
             raise ValueError(f"owners of {records} records each need 1 <= records <= the pool's {pool}")
         draw = [rng(seed, "ldpdl-owner", scenario, owner) for owner in range(count)]
         return [np.sort(g.choice(pool, records, replace=False)) for g in draw]
-    if kind == "T":
+    if kind in ("T", "S"):
         if not 1 <= count <= pool:
             raise ValueError(f"{count} disjoint teachers need 1 <= teachers <= the pool's {pool} records")
         return [np.sort(part) for part in np.array_split(rng(seed, "pate-teachers", scenario).permutation(pool), count)]
-    raise ValueError(f"owner design {design!r} is not L<owners>, T<teachers> or parties")
+    raise ValueError(f"owner design {design!r} is not L<owners>, T<teachers>, S<teachers> or parties")
 
 
 def holders(record_sets: list[np.ndarray], pool: int, weights=None) -> np.ndarray:

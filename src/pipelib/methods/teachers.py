@@ -2,8 +2,9 @@
 head fitted on that owner's records only, with the softmax temperature that fits its own labels best,
 on the features of a frozen encoder that holds none of the owners' data: HOG (data-independent), or a
 CNN trained on another labelled dataset (:func:`train_extractor`, rule ldpdl_encoder: the stand-in for
-the paper's ImageNet pre-training).  The owners' job (rule ldpdl_teachers); what the teachers answer,
-and how, is :mod:`pipelib.methods.ldpdl`."""
+the paper's ImageNet pre-training).  PATE's own teachers (design ``S<n>``) are instead small CNNs
+trained from scratch on their shards (:func:`train_cnn_teachers`).  The owners' job (rule
+ldpdl_teachers); what the teachers answer, and how, is :mod:`pipelib.methods.ldpdl`."""
 
 from __future__ import annotations
 
@@ -34,9 +35,21 @@ from .ldpdl import (
     owner_records,
     vote_counts,
 )
+from .ldpfl import Client, LocalSGD, shuffles
 from .pate import PateTeacher
 
 log = logging.getLogger(__name__)
+
+
+def describe(settings: dict) -> str:
+    """The teachers of ``settings`` (:meth:`pipelib.design.Design.teacher_settings`) in words."""
+    if "scratch" in settings:
+        c = settings["scratch"]
+        return f"{c['arch']} from scratch ({c['epochs']} epochs)"
+    e = settings["encoder"]
+    if e.get("kind") == "transfer":
+        return f"ridge heads on a frozen {e['arch']} trained on {e['source']} (+ HOG)"
+    return f"ridge heads on {e.get('kind', 'hog').upper()} features"
 
 
 def fit_temperature(scores, truth, mask, steps: int = 12):
@@ -88,12 +101,19 @@ def fit_heads(features: np.ndarray, labels: np.ndarray, record_sets: list, k: in
             raise ValueError("a teacher has no records")
         rows = torch.from_numpy(np.stack([np.pad(r, (0, n.max() - len(r))) for r in sets]).astype(np.int64))
         mask = torch.from_numpy(np.arange(n.max())[None, :] < n[:, None]).float()[..., None]
-        xb, yb = x[rows].mul_(mask), onehot[rows].mul_(mask)  # padding rows are zero: they add nothing
-        gram = torch.bmm(xb.transpose(1, 2), xb).double().numpy() + ridge * n[:, None, None] * penalty
-        w = np.linalg.solve(gram, torch.bmm(xb.transpose(1, 2), yb).double().numpy()).astype(np.float32)
-        scores = torch.bmm(xb, torch.from_numpy(w))
+        xb, yb = x[rows], onehot[rows]
+        if n.min() < n.max():  # padding rows are zero: they add nothing
+            xb.mul_(mask), yb.mul_(mask)
+        gram = torch.bmm(xb.transpose(1, 2), xb).double() + torch.from_numpy(ridge * n[:, None, None] * penalty)
+        # the penalised Gram matrix is positive definite (ridge > 0, the intercept's column is all ones):
+        # Cholesky in float64, a tenth of a general batched solve's time
+        chol, info = torch.linalg.cholesky_ex(gram)
+        if info.any():
+            raise ValueError(f"a teacher's normal equations are singular (ridge {ridge}): raise ldpdl.teacher.ridge")
+        w = torch.cholesky_solve(torch.bmm(xb.transpose(1, 2), yb).double(), chol).float()
+        scores = torch.bmm(xb, w)
         truth = yb.argmax(2)
-        weights[lo : lo + len(sets)] = w
+        weights[lo : lo + len(sets)] = w.numpy()
         temps[lo : lo + len(sets)] = fit_temperature(scores, truth, mask)
         fit_acc[lo : lo + len(sets)] = ((scores.argmax(2) == truth).float() * mask[..., 0]).sum(1).numpy() / n
     return weights, temps, fit_acc
@@ -115,11 +135,19 @@ def train_teachers(job: Job, settings: dict, *, records: int) -> dict:
     sizes = [len(f) for f in frames]
     labels, k = np.concatenate(frames), len(meta["task_classes"])
     sets = owner_records(design, sizes, records, seed, scenario)
-    features = encoder_features(np.concatenate(images), settings["encoder"], job.input.get("encoder"))
-    weights, temps, fit_acc = fit_heads(features, labels, sets, k, float(settings["ridge"]))
-    with atomic_path(job.output["teachers"]) as tmp:
-        with open(tmp, "wb") as fh:
-            np.savez(fh, weights=weights, temperatures=temps)
+    if "scratch" in settings:  # PATE's own teachers: CNNs from scratch, no encoder
+        params, fit_acc = train_cnn_teachers(
+            np.concatenate(images), labels, sets, k, settings["scratch"], seed, f"{scenario}/{design}"
+        )
+        save_cnn_teachers(job.output["teachers"], params, settings["scratch"]["arch"])
+        n_features = 0
+    else:
+        features = encoder_features(np.concatenate(images), settings["encoder"], job.input.get("encoder"))
+        weights, temps, fit_acc = fit_heads(features, labels, sets, k, float(settings["ridge"]))
+        with atomic_path(job.output["teachers"]) as tmp:
+            with open(tmp, "wb") as fh:
+                np.savez(fh, weights=weights, temperatures=temps)
+        n_features = int(features.shape[1])
     held = holders(sets, sum(sizes))
     info = {
         "design": design,
@@ -129,20 +157,99 @@ def train_teachers(job: Job, settings: dict, *, records: int) -> dict:
         "party_sizes": sizes,
         "holders_per_record": {"min": int(held.min()), "mean": float(held.mean()), "max": int(held.max())},
         "fit_accuracy_mean": float(fit_acc.mean()),
-        "features": int(features.shape[1]),
+        "features": n_features,
+        "model": settings["scratch"]["arch"] if "scratch" in settings else "head",
+        "teacher_model": describe(settings),
         "seconds": time.perf_counter() - t0,
     }
     write_json(info, job.output["info"])
     log.info(
-        "%d teachers (%s) of %s records each on %d features: fit accuracy %.3f, %.0f s",
+        "%d teachers (%s, %s) of %s records each on %d features: fit accuracy %.3f, %.0f s",
         len(sets),
         design,
+        info["model"],
         info["records_each"],
-        features.shape[1],
+        n_features,
         info["fit_accuracy_mean"],
         info["seconds"],
     )
     return info
+
+
+# --- PATE's own teachers: small CNNs trained from scratch on disjoint shards (design S<n>) -------------
+
+
+def train_cnn_teachers(images_u8, labels, record_sets: list, k: int, settings: dict, seed: int, key: str):
+    """One CNN (``settings.arch``, a plain model: no normalization layers) per record set, trained from
+    scratch on that set's rows only: ``epochs`` x minibatch SGD (``lr``, ``batch``), every teacher from
+    the same data-independent initialisation (seeded by ``key``), its own keyed batch order.  Teachers of
+    equal shard size train together, ``group`` at a time (:class:`pipelib.methods.ldpfl.LocalSGD`:
+    ``vmap`` over stacked weights; no operation mixes teachers).  Returns (name -> (teachers, ...) stacked
+    float32 weights, each teacher's accuracy on its own records)."""
+    x = loop.to_device(images_u8, torch.device("cpu"))
+    y = torch.as_tensor(np.asarray(labels, dtype=np.int64))
+    loop.seed_everything(torch_seed(seed, "pate-cnn-init", key))
+    model = build(settings["arch"], x.shape[1:], k)
+    start = {n: p.detach().clone() for n, p in model.named_parameters()}
+    sgd = LocalSGD(model, float(settings["lr"]), int(settings["epochs"]), int(settings["batch"]), "vmap")
+    out = {n: torch.zeros(len(record_sets), *p.shape) for n, p in start.items()}
+    fit_acc = np.zeros(len(record_sets))
+    by_size: dict[int, list[int]] = {}
+    for i, r in enumerate(record_sets):
+        by_size.setdefault(len(r), []).append(i)
+    group = int(settings.get("group", 50))
+    with loop.progress(sgd.epochs * sum(map(len, record_sets)), "PATE's CNN teachers"):
+        for _, members in sorted(by_size.items()):
+            for lo in range(0, len(members), group):
+                ids = members[lo : lo + group]
+                clients = [
+                    Client(i, x[torch.from_numpy(record_sets[i])], y[torch.from_numpy(record_sets[i])]) for i in ids
+                ]
+                params = sgd.train(start, clients, shuffles(seed, f"pate-cnn/{key}", 0, clients, sgd.epochs))
+                for n, p in params.items():
+                    out[n][ids] = p.detach().float()
+                own = cnn_votes({n: p.detach() for n, p in params.items()}, settings["arch"], k, None, clients)
+                fit_acc[ids] = [(v == c.y.numpy()).mean() for v, c in zip(own, clients)]
+    return {n: p.numpy() for n, p in out.items()}, fit_acc
+
+
+def cnn_votes(params: dict, arch: str, k: int, images_u8, clients=None, chunk: int = 50) -> np.ndarray:
+    """Each stacked CNN's predicted class (teachers x images) on ``images_u8`` (uint8 N, H, W, C), or, with
+    ``clients``, each teacher on its own client's images (eval mode; ``vmap`` over ``chunk`` teachers)."""
+    from torch.func import functional_call, vmap
+
+    params = {n: torch.as_tensor(p) for n, p in params.items()}
+    teachers = len(next(iter(params.values())))
+    if clients is None:
+        x = loop.scale(loop.to_device(images_u8, torch.device("cpu")))
+        shape = x.shape[1:]
+    else:
+        shape = clients[0].x.shape[1:]
+    model = build(arch, shape, k).eval()
+    out = []
+    with torch.no_grad():
+        for lo in range(0, teachers, chunk):
+            part = {n: p[lo : lo + chunk] for n, p in params.items()}
+            if clients is None:
+                logits = vmap(lambda w: functional_call(model, w, (x,)))(part)
+            else:
+                xs = torch.stack([loop.scale(c.x) for c in clients[lo : lo + chunk]])
+                logits = vmap(lambda w, xb: functional_call(model, w, (xb,)))(part, xs)
+            out.append(logits.argmax(-1).numpy())
+    return np.concatenate(out)
+
+
+def save_cnn_teachers(path, params: dict, arch: str) -> None:
+    """The teachers file of an ``S<n>`` design: every teacher's weights (``param/<name>``) and the arch."""
+    with atomic_path(path) as tmp:
+        with open(tmp, "wb") as fh:
+            np.savez(fh, arch=np.array(arch), **{f"param/{n}": p for n, p in params.items()})
+
+
+def load_cnn_teachers(path) -> tuple[dict, str]:
+    """(stacked weights, arch) of :func:`save_cnn_teachers`."""
+    with np.load(path) as f:
+        return {n.removeprefix("param/"): f[n] for n in f.files if n.startswith("param/")}, str(f["arch"])
 
 
 # --- the teachers' encoder: a CNN trained on labelled data that is none of the owners' -----------------
@@ -346,10 +453,17 @@ def teacher_votes(job: Job, settings: dict) -> np.ndarray:
     counts, for the trusted curator only.  Inputs: ``teachers`` and ``teachers_info`` (rule
     ldpdl_teachers), ``public``."""
     t = PateTeacher.of(job.release)
-    weights, temps = load_owners(job.input["teachers"])
     idx = t.query_rows(read_rows(job.input["public"]), job.seed, job.scenario)
-    features = public_features(job.input["public"], idx, settings["encoder"], job.input.get("encoder"))
-    votes = np.stack([Owner(i, weights[i], temps[i]).votes(features) for i in range(len(weights))])
-    counts = vote_counts(votes, weights.shape[2])
+    if "scratch" in settings:  # PATE's own teachers: each CNN on the query images
+        params, arch = load_cnn_teachers(job.input["teachers"])
+        _, images, _ = read_images(job.input["public"])
+        k = params["classifier.weight"].shape[1]  # (teachers, classes, hidden)
+        votes = cnn_votes(params, arch, k, images[np.asarray(idx)])
+    else:
+        weights, temps = load_owners(job.input["teachers"])
+        features = public_features(job.input["public"], idx, settings["encoder"], job.input.get("encoder"))
+        votes = np.stack([Owner(i, weights[i], temps[i]).votes(features) for i in range(len(weights))])
+        k = weights.shape[2]
+    counts = vote_counts(votes, k)
     save_npy(counts, job.output["answers"])
     return counts

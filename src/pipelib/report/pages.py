@@ -759,6 +759,36 @@ def ldpdl_sweep_findings(data: pd.DataFrame) -> list[str]:
     return out
 
 
+def _ldpdl_method(r: dict) -> str:
+    """A Table 1 row's method, with PATE's teacher arm."""
+    arm = {"own": "PATE (own teachers)", "same": "PATE (LDP-DL's teachers)"}
+    return arm.get(r.get("teacher_arm"), r["method"]) if r["method"] == "PATE" else r["method"]
+
+
+def _teachers(r: dict) -> str:
+    """A Table 1 row's teacher model, marked where it stands in for the paper's."""
+    model = r.get("teacher_model")
+    if not isinstance(model, str):
+        return ""
+    return f"{model} (†)" if isinstance(r.get("teacher_departure"), str) and r["teacher_departure"] else model
+
+
+def _teacher_note(run: pd.DataFrame) -> list[str]:
+    """What the († marked) teachers stand in for, from the rows' paper_teacher_model."""
+    if "teacher_departure" not in run or not run["teacher_departure"].fillna("").astype(bool).any():
+        return []
+    marked = run[run["teacher_departure"].fillna("").astype(bool)]
+    theirs = "; ".join(
+        f"{m}: {t}" for m, t in marked.drop_duplicates("method")[["method", "paper_teacher_model"]].values
+    )
+    return [
+        f"(†) teachers that stand in for the paper's ({theirs}): a teacher departure, not a regime one. "
+        "PATE (own teachers) trains its teachers as PATE does; PATE (LDP-DL's teachers) gives PATE the "
+        "teacher family of LDP-DL's owners on its disjoint shards, so that arm compares the mechanisms alone.",
+        "",
+    ]
+
+
 def paper004_page(table_csv, figures: dict, command: str, figure_data: dict | None = None) -> str:
     """Paper 004's Table 1 (``table_csv``, or None when the selection runs no LDP-DL row) and Figures
     4-6 (``figures``: name -> the PNG's path relative to the page)."""
@@ -776,6 +806,7 @@ def paper004_page(table_csv, figures: dict, command: str, figure_data: dict | No
         header = [
             "dataset",
             "method",
+            "teachers",
             "owners",
             "eps per owner",
             "eps per teacher's data",
@@ -795,7 +826,8 @@ def paper004_page(table_csv, figures: dict, command: str, figure_data: dict | No
         rows = [
             [
                 r["dataset"],
-                r["method"],
+                _ldpdl_method(r),
+                _teachers(r),
                 r.get("owner_design"),
                 fmt(r.get("epsilon_owner")),
                 fmt(r.get("epsilon_teacher_data")),
@@ -829,6 +861,7 @@ def paper004_page(table_csv, figures: dict, command: str, figure_data: dict | No
             "pool, composed over every owner that holds it (its worst record). PATE's is central (epsilon, delta) "
             "per record: each record is in one teacher's shard.",
             "",
+            *_teacher_note(run),
             "Wall time here is each row's last student only; the teachers' and every iteration's times are in "
             "the run's benchmarks (`results/benchmarks/ldpdl_*`).",
             "",

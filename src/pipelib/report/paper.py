@@ -84,7 +84,12 @@ TABLE5 = {
 FIGURE_RKNN_LOCAL = {("MNIST", "collision", 0.4): 98.5, ("CIFAR-10", "collision", 0.4): 78.2}
 
 # Paper 004 (LDP-DL), Table 1: (approach, dataset, epsilon) -> accuracy %.  DP-SGD and DP-FL are quoted
-# from the paper (not run here); LDP-DL and PATE are run (PATE on our teachers).
+# from the paper (not run here); LDP-DL and PATE are run (PATE in two arms: on LDP-DL's teachers, and on
+# its own).  The papers' teachers (Section 4; SPECS.md 4.4): what each run's teacher_model stands in for.
+TEACHERS_LDPDL = {
+    "LDP-DL": "an ImageNet-pretrained ResNet50 fine-tuned on the owner's 4,000 records",
+    "PATE": "PATE's own, run with its authors' code: CNNs trained from scratch on the disjoint shards",
+}
 TABLE_LDPDL = {
     ("LDP-DL", "CIFAR-10", 5.0): 77.5,
     ("LDP-DL", "CIFAR-10", 8.0): 79.7,

@@ -646,6 +646,10 @@ TABLE_LDPDL_COLUMNS = [
     "test_n",
     "label_accuracy",
     "paper_accuracy",
+    "teacher_arm",
+    "teacher_model",
+    "paper_teacher_model",
+    "teacher_departure",
     "owner_design",
     "owners",
     "per_query",
@@ -670,16 +674,35 @@ TABLE_LDPDL_COLUMNS = [
 ]
 
 
+# paper 004 Table 1's result rows per entry, and each one's teacher_arm: PATE on LDP-DL's teacher family
+# (isolates the mechanism) or on its own teachers (the paper's comparison: PATE run with its authors' code)
+LDPDL_ARMS = {"ldpdl": "", "pate": "same", "pate_own": "own"}
+
+
 def table_ldpdl(entries: list[dict], out_csv, delta_ref: float) -> pd.DataFrame:
     """results/table_ldpdl.csv: paper 004 Table 1.  LDP-DL and PATE rows from our result rows (``entries``:
-    dataset, epsilon and the two result paths), DP-SGD and DP-FL as the paper prints them (``run`` =
-    quoted: not run here, no guarantee of ours)."""
+    dataset, epsilon, the result path of each arm of :data:`LDPDL_ARMS` and each arm's teacher model),
+    DP-SGD and DP-FL as the paper prints them (``run`` = quoted: not run here, no guarantee of ours).
+    ``teacher_departure``: the row's teachers where they stand in for the paper's ('' where they do not)."""
     rows = []
     for e in entries:
-        for method in ("ldpdl", "pate"):
-            r = with_reference_delta(read_json(e[method]), delta_ref)
+        for arm in (a for a in LDPDL_ARMS if a in e):
+            r = with_reference_delta(read_json(e[arm]), delta_ref)
             printed = paper.TABLE_LDPDL.get((r["method"], e["dataset"], e["epsilon"]))
-            rows.append({**r, "dataset": e["dataset"], "run": "run", "paper_accuracy": _fraction(printed)})
+            ours, theirs = e.get("teachers", {}).get(arm), paper.TEACHERS_LDPDL[r["method"]]
+            rows.append(
+                {
+                    **r,
+                    "dataset": e["dataset"],
+                    "run": "run",
+                    "paper_accuracy": _fraction(printed),
+                    "teacher_arm": LDPDL_ARMS[arm],
+                    "teacher_model": ours,
+                    "paper_teacher_model": theirs,
+                    # PATE's own arm trains its teachers as PATE does (a smaller CNN is compute, not a substitute)
+                    "teacher_departure": "" if arm == "pate_own" or ours is None else f"{ours} (paper: {theirs})",
+                }
+            )
     for (method, dataset, eps), acc in paper.TABLE_LDPDL.items():
         if method in ("DP-SGD", "DP-FL") and (dataset, eps) in {(e["dataset"], e["epsilon"]) for e in entries}:
             rows.append(
