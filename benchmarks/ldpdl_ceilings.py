@@ -34,7 +34,7 @@ import pandas as pd
 from pipelib.features import hog_encoder
 from pipelib.io import read_images
 from pipelib.job import Job
-from pipelib.methods import ldpdl, teachers
+from pipelib.methods import ldpdl, teacher_encoder, teachers
 from pipelib.methods.student import ServerStudent
 from pipelib.privacy import soft_label
 
@@ -122,7 +122,7 @@ def main() -> None:
             continue
         files = sorted(d.glob("teachers-*/teachers.npz"))
         if any(not f.parent.name.startswith("teachers-S") for f in files):  # heads: the encoder's features
-            features = teachers.encoder_features(images, *encoder_of(d.name, config, root))
+            features = teacher_encoder.encoder_features(images, *encoder_of(d.name, config, root))
         for tf in files:
             design = tf.parent.name.removeprefix("teachers-")
             info = json.loads((tf.parent / "teachers.json").read_text())

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from pipelib.methods import ldpdl, student, teachers
+from pipelib.methods import ldpdl, student, teacher_encoder, teachers
 from pipelib.privacy import registry, soft_label
 
 
@@ -305,28 +305,28 @@ def test_the_teachers_encoder_gives_each_image_features_of_its_own(tmp_path):
     model.train()(torch.randn(16, 3, 32, 32))  # BatchNorm statistics that are not the defaults
     g = np.random.default_rng(0)
     source = torch.from_numpy(g.integers(0, 256, (40, 3, 32, 32), dtype=np.uint8))
-    maps = teachers.pooled_maps(model, source, 2)
+    maps = teacher_encoder.pooled_maps(model, source, 2)
     assert maps.shape == (40, 8 * 2 * 2)
-    proj = teachers.fit_projection(maps, 5)
+    proj = teacher_encoder.fit_projection(maps, 5)
     centred = maps.double().numpy() - maps.double().numpy().mean(0)
     _, _, vt = np.linalg.svd(centred, full_matrices=False)  # the same axes, up to sign
     assert np.abs(proj["components"].double().numpy() @ vt[:5].T) == pytest.approx(np.eye(5), abs=1e-4)
     save_model(model, tmp_path / "encoder.pt", pool=2, projection=proj)
     images = g.integers(0, 256, (12, 32, 32, 3), dtype=np.uint8)
-    f = teachers.encoder_features(images, {"kind": "transfer"}, tmp_path / "encoder.pt")
+    f = teacher_encoder.encoder_features(images, {"kind": "transfer"}, tmp_path / "encoder.pt")
     assert f.shape == (12, 5) and np.linalg.norm(f, axis=1) == pytest.approx(np.ones(12), abs=1e-5)
     others = images.copy()
     others[1:] = g.integers(0, 256, (11, 32, 32, 3), dtype=np.uint8)
-    assert teachers.extractor_features(others, tmp_path / "encoder.pt")[0] == pytest.approx(f[0], abs=1e-5)
-    assert teachers.extractor_features(others[[0]], tmp_path / "encoder.pt")[0] == pytest.approx(f[0], abs=1e-5)
+    assert teacher_encoder.extractor_features(others, tmp_path / "encoder.pt")[0] == pytest.approx(f[0], abs=1e-5)
+    assert teacher_encoder.extractor_features(others[[0]], tmp_path / "encoder.pt")[0] == pytest.approx(f[0], abs=1e-5)
     hog = {"kind": "hog", "orientations": 9, "cells": 4}
-    both = teachers.encoder_features(images, {"kind": "transfer", "hog": hog}, tmp_path / "encoder.pt")
+    both = teacher_encoder.encoder_features(images, {"kind": "transfer", "hog": hog}, tmp_path / "encoder.pt")
     h = hog_encoder(images, hog)
     assert both == pytest.approx(np.hstack([f, h]) / np.sqrt(2), abs=1e-5)
     with pytest.raises(ValueError, match="need its model file"):
-        teachers.encoder_features(images, {"kind": "transfer"})
+        teacher_encoder.encoder_features(images, {"kind": "transfer"})
     with pytest.raises(ValueError, match="hog or a transfer encoder"):
-        teachers.encoder_features(images, {"kind": "simclr"})
+        teacher_encoder.encoder_features(images, {"kind": "simclr"})
 
 
 def test_flip_crop_shifts_and_flips_within_the_image_range():
@@ -334,7 +334,7 @@ def test_flip_crop_shifts_and_flips_within_the_image_range():
     reflect-padded; both orientations occur; seeded views repeat."""
     torch.manual_seed(3)
     x = torch.randint(0, 256, (64, 3, 32, 32), dtype=torch.uint8)
-    out = teachers.flip_crop(x)
+    out = teacher_encoder.flip_crop(x)
     assert out.shape == x.shape and out.min() >= -1 and out.max() <= 1
     scaled = x.float() * (2 / 255) - 1
     views = {
@@ -354,11 +354,11 @@ def test_flip_crop_shifts_and_flips_within_the_image_range():
     plain, mirrored = views[shifts[0]]
     flips = [torch.equal(out[n], mirrored[n]) for n in range(64)]
     assert 0 < sum(flips) < 64
-    gray = teachers.flip_crop(torch.zeros(4, 1, 28, 28, dtype=torch.uint8))  # background padding only
+    gray = teacher_encoder.flip_crop(torch.zeros(4, 1, 28, 28, dtype=torch.uint8))  # background padding only
     assert gray.shape == (4, 1, 28, 28) and (gray == -1).all()
     torch.manual_seed(3)
     torch.randint(0, 256, (64, 3, 32, 32), dtype=torch.uint8)
-    assert torch.equal(teachers.flip_crop(x), out)
+    assert torch.equal(teacher_encoder.flip_crop(x), out)
 
 
 def test_pate_cnn_teachers_train_on_their_own_shard_only_and_vote_with_their_own_weights(tmp_path):

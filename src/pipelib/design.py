@@ -32,6 +32,7 @@ from .config import (
 from .config import encoder_settings as resolved_encoder
 from .config import ldpfl_dataset as ldpfl_dataset_of
 from .data import ingest as raw
+from .methods.ldpdl import teacher_model
 from .runs import (
     AuditRun,
     DpsgdRun,
@@ -871,9 +872,7 @@ class Design:
 
     def teacher_model(self, scenario, design=None):
         """A scenario's teachers (of ``design``) in words, for the tables' ``teacher_model`` column."""
-        from .methods.teachers import describe  # torch: imported when a table asks
-
-        return describe(self.teacher_settings(scenario, design))
+        return teacher_model(self.teacher_settings(scenario, design))
 
     def owners_sweep_result(self, sc, mech, eps, qs, n):
         """Figures 4-6 (c): the run with L = n owners (overlapping owners), or on the scenario dealt to n

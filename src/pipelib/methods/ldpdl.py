@@ -74,6 +74,17 @@ def query_slots(slots: int, owners: int, per_query: int, generator: np.random.Ge
     return stream[:need].reshape(slots, per_query)
 
 
+def teacher_model(settings: dict) -> str:
+    """Teachers of ``settings`` (:meth:`pipelib.design.Design.teacher_settings`) in words (tables, teachers.json)."""
+    if "scratch" in settings:
+        c = settings["scratch"]
+        return f"{c['arch']} from scratch ({c['epochs']} epochs)"
+    e = settings["encoder"]
+    if e.get("kind") == "transfer":
+        return f"ridge heads on a frozen {e['arch']} trained on {e['source']} (+ HOG)"
+    return f"ridge heads on {e.get('kind', 'hog').upper()} features"
+
+
 def owner_records(design: str, party_sizes, records: int, seed: int, scenario: str) -> list[np.ndarray]:
     """Each owner's (or teacher's) private records, as sorted row indices into the scenario's pool (its
     party tables, concatenated in party order).  ``L<n>``: n owners, each ``records`` rows drawn without

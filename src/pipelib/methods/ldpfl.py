@@ -1,11 +1,9 @@
 """LDP-FL (paper 001): federated averaging in which every client perturbs each weight it uploads (Eq. 2)
 and a shuffler hides which client sent which value; a protocol of the shared round runner.
 
-* A :class:`Client` holds its own shard (x, y) only.
-* :class:`LocalSGD` trains a group of clients from the round's global weights: E epochs of plain
-  minibatch SGD each, either all at once (``vmap``: :func:`torch.func.vmap` maps the one-client step
-  over stacked copies of the weights and the clients' own batches; no operation mixes clients) or one
-  after another (``loop``); both give the same weights up to float rounding (tested).
+* A :class:`~pipelib.train.local_sgd.Client` holds its own shard (x, y) only.
+* :class:`~pipelib.train.local_sgd.LocalSGD` trains a group of clients from the round's global weights:
+  E epochs of plain minibatch SGD each, vmapped over the group or one after another.
 * Each client perturbs its trained weights with the round's ranges and its own release-keyed generator
   and hands the coins to the shuffler (:class:`pipelib.privacy.twopoint.ShuffledReports`), which keeps
   per position only the multiset of values; noise-free federated averaging sums the weights instead.
@@ -17,15 +15,12 @@ and a shuffler hides which client sent which value; a protocol of the shared rou
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import torch
-import torch.nn.functional as F
-from torch.func import functional_call, grad, vmap
 
 from ..data.loaders import load_labelled
 from ..data.partition import every_party
@@ -37,93 +32,13 @@ from ..schema import result_row
 from ..seeding import release_key, release_torch_seed, rng, torch_seed
 from ..train import loop
 from ..train.checkpoint import clear_checkpoint, fingerprint
+from ..train.local_sgd import Client, LocalSGD, shuffles
 from ..train.models import build, training_flops
 from ..train.supervised import save_model
 from .rounds import run_rounds, wall_seconds
 
 log = logging.getLogger(__name__)
 MIN_RADIUS = 1e-6  # an adaptive range never collapses to a point (a layer whose weights are all equal)
-
-
-@dataclass
-class Client:
-    """One client: its id and its own records (uint8 images, labels) only."""
-
-    cid: int
-    x: torch.Tensor
-    y: torch.Tensor
-
-
-def shuffles(seed: int, key: str, t: int, clients: list[Client], epochs: int) -> list[torch.Tensor]:
-    """Each client's mini-batch order in round t: ``epochs`` permutations of its own records, concatenated."""
-    out = []
-    for c in clients:
-        g = torch.Generator().manual_seed(int(rng(seed, "ldpfl-batches", key, t, c.cid).integers(2**63 - 1)))
-        out.append(torch.cat([torch.randperm(len(c.x), generator=g) for _ in range(epochs)]))
-    return out
-
-
-class LocalSGD:
-    """E epochs of minibatch SGD (lr ``lr``, batch ``batch``, no momentum: W <- W - lr grad) from the
-    global weights, for a group of clients with shards of equal size."""
-
-    def __init__(self, model: torch.nn.Module, lr: float, epochs: int, batch: int, mode: str = "vmap", group: int = 50):
-        """``group``: clients trained together in one call (a speed setting: it changes no number)."""
-        if mode not in ("vmap", "loop"):
-            raise ValueError(f"unknown client training mode {mode!r}; allowed: vmap, loop")
-        self.model, self.lr, self.epochs, self.batch, self.mode = model, lr, epochs, batch, mode
-        self.group = group
-
-    def steps(self, n: int) -> list[tuple[int, int]]:
-        """(start, stop) of every mini-batch of one client's ``epochs`` x ``n`` shuffled records."""
-        per_epoch = [(i, min(i + self.batch, n)) for i in range(0, n, self.batch)]
-        return [(e * n + i, e * n + j) for e in range(self.epochs) for i, j in per_epoch]
-
-    def train(self, start: dict, clients: list[Client], orders: list[torch.Tensor]) -> dict[str, torch.Tensor]:
-        """The clients' trained weights, stacked: name -> (clients, ...)."""
-        sizes = {len(c.x) for c in clients}
-        if len(sizes) != 1:
-            raise ValueError(f"clients of one group must hold equally many records, got sizes {sorted(sizes)}")
-        return (self._vmap if self.mode == "vmap" else self._loop)(start, clients, orders, sizes.pop())
-
-    def _vmap(self, start, clients, orders, n):
-
-        def loss(params, x, y):  # one client's batch
-            with loop.autocast():
-                return F.cross_entropy(functional_call(self.model, params, (x,)), y)
-
-        step = vmap(grad(loss))
-        k = len(clients)
-        params = {name: p.detach().unsqueeze(0).repeat(k, *[1] * p.dim()) for name, p in start.items()}
-        xs = torch.stack([c.x for c in clients])  # (k, n, C, H, W): row i is client i's shard
-        ys = torch.stack([c.y for c in clients])
-        order = torch.stack(orders).to(xs.device)
-        rows = torch.arange(k, device=xs.device)[:, None]
-        for i, j in self.steps(n):
-            idx = order[:, i:j]
-            grads = step(params, loop.scale(xs[rows, idx]), ys[rows, idx])
-            params = {name: p - self.lr * grads[name] for name, p in params.items()}
-            loop.advance(k * (j - i))
-        return params
-
-    def _loop(self, start, clients, orders, n):
-        out = {name: [] for name in start}
-        for c, order in zip(clients, orders):
-            self.model.load_state_dict(start, strict=True)
-            self.model.train()
-            opt = torch.optim.SGD(self.model.parameters(), lr=self.lr)
-            order = order.to(c.x.device)
-            for i, j in self.steps(len(c.x)):
-                idx = order[i:j]
-                with loop.autocast():
-                    loss = F.cross_entropy(self.model(loop.scale(c.x[idx])), c.y[idx])
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                opt.step()
-                loop.advance(j - i)
-            for name, p in self.model.named_parameters():
-                out[name].append(p.detach().clone())
-        return {name: torch.stack(v) for name, v in out.items()}
 
 
 # ldpfl.mode auto: on a CPU, vmap only for models below this many training MFLOP per image (measured:

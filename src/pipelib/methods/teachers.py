@@ -1,8 +1,8 @@
 """LDP-DL's and PATE's teachers (paper 004): one per data owner (or PATE teacher), a ridge-regression
 head fitted on that owner's records only, with the softmax temperature that fits its own labels best,
 on the features of a frozen encoder that holds none of the owners' data: HOG (data-independent), or a
-CNN trained on another labelled dataset (:func:`train_extractor`, rule ldpdl_encoder: the stand-in for
-the paper's ImageNet pre-training).  PATE's own teachers (design ``S<n>``) are instead small CNNs
+CNN trained on another labelled dataset (:mod:`pipelib.methods.teacher_encoder`, rule ldpdl_encoder: the
+stand-in for the paper's ImageNet pre-training).  PATE's own teachers (design ``S<n>``) are instead small CNNs
 trained from scratch on their shards (:func:`train_cnn_teachers`).  The owners' job (rule
 ldpdl_teachers); what the teachers answer, and how, is :mod:`pipelib.methods.ldpdl`."""
 
@@ -13,18 +13,15 @@ import time
 
 import numpy as np
 import torch
-import torch.nn.functional as F
+from torch.func import functional_call, vmap
 
-from ..data.loaders import load_labelled
-from ..features import hog_encoder, l2_normalize
 from ..io import atomic_path, load_npy, read_images, read_json, read_rows, save_npy, write_json
 from ..job import Job
 from ..privacy import Draw, registry, release_row, soft_label, write_releases
-from ..seeding import release_key, release_rng, rng, torch_seed
+from ..seeding import release_key, release_rng, torch_seed
 from ..train import loop
-from ..train.checkpoint import Resume, clear_checkpoint, fingerprint, load_torch
+from ..train.local_sgd import Client, LocalSGD, shuffles
 from ..train.models import build
-from ..train.supervised import Monitor, TrainSettings, model_from_state, save_model, train_supervised
 from .ldpdl import (
     METHOD,
     Owner,
@@ -33,23 +30,13 @@ from .ldpdl import (
     load_owners,
     owner_epsilons,
     owner_records,
+    teacher_model,
     vote_counts,
 )
-from .ldpfl import Client, LocalSGD, shuffles
 from .pate import PateTeacher
+from .teacher_encoder import encoder_features, public_features
 
 log = logging.getLogger(__name__)
-
-
-def describe(settings: dict) -> str:
-    """The teachers of ``settings`` (:meth:`pipelib.design.Design.teacher_settings`) in words."""
-    if "scratch" in settings:
-        c = settings["scratch"]
-        return f"{c['arch']} from scratch ({c['epochs']} epochs)"
-    e = settings["encoder"]
-    if e.get("kind") == "transfer":
-        return f"ridge heads on a frozen {e['arch']} trained on {e['source']} (+ HOG)"
-    return f"ridge heads on {e.get('kind', 'hog').upper()} features"
 
 
 def fit_temperature(scores, truth, mask, steps: int = 12):
@@ -159,7 +146,7 @@ def train_teachers(job: Job, settings: dict, *, records: int) -> dict:
         "fit_accuracy_mean": float(fit_acc.mean()),
         "features": n_features,
         "model": settings["scratch"]["arch"] if "scratch" in settings else "head",
-        "teacher_model": describe(settings),
+        "teacher_model": teacher_model(settings),
         "seconds": time.perf_counter() - t0,
     }
     write_json(info, job.output["info"])
@@ -183,7 +170,7 @@ def train_cnn_teachers(images_u8, labels, record_sets: list, k: int, settings: d
     """One CNN (``settings.arch``, a plain model: no normalization layers) per record set, trained from
     scratch on that set's rows only: ``epochs`` x minibatch SGD (``lr``, ``batch``), every teacher from
     the same data-independent initialisation (seeded by ``key``), its own keyed batch order.  Teachers of
-    equal shard size train together, ``group`` at a time (:class:`pipelib.methods.ldpfl.LocalSGD`:
+    equal shard size train together, ``group`` at a time (:class:`pipelib.train.local_sgd.LocalSGD`:
     ``vmap`` over stacked weights; no operation mixes teachers).  Returns (name -> (teachers, ...) stacked
     float32 weights, each teacher's accuracy on its own records)."""
     x = loop.to_device(images_u8, torch.device("cpu"))
@@ -216,8 +203,6 @@ def train_cnn_teachers(images_u8, labels, record_sets: list, k: int, settings: d
 def cnn_votes(params: dict, arch: str, k: int, images_u8, clients=None, chunk: int = 50) -> np.ndarray:
     """Each stacked CNN's predicted class (teachers x images) on ``images_u8`` (uint8 N, H, W, C), or, with
     ``clients``, each teacher on its own client's images (eval mode; ``vmap`` over ``chunk`` teachers)."""
-    from torch.func import functional_call, vmap
-
     params = {n: torch.as_tensor(p) for n, p in params.items()}
     teachers = len(next(iter(params.values())))
     if clients is None:
@@ -252,139 +237,7 @@ def load_cnn_teachers(path) -> tuple[dict, str]:
         return {n.removeprefix("param/"): f[n] for n in f.files if n.startswith("param/")}, str(f["arch"])
 
 
-# --- the teachers' encoder: a CNN trained on labelled data that is none of the owners' -----------------
-
-
-def flip_crop(x_u8: torch.Tensor) -> torch.Tensor:
-    """A training batch in [-1, 1], each image shifted by up to 4 pixels (padded: reflected for colour
-    images, background for grayscale) and, for colour images, flipped left-right at random (torch's
-    global RNG, seeded by the job)."""
-    x = loop.scale(x_u8)
-    n, c, h, w = x.shape
-    if c == 3:
-        x = torch.where(torch.rand(n, 1, 1, 1, device=x.device) < 0.5, x.flip(3), x)
-    padded = F.pad(x, (4, 4, 4, 4), mode="reflect") if c == 3 else F.pad(x, (4, 4, 4, 4), value=-1.0)
-    i, j = torch.randint(0, 9, (2,)).tolist()  # one shift per batch: a crop of the padded batch
-    return padded[:, :, i : i + h, j : j + w]
-
-
-def train_extractor(job: Job, settings: dict) -> dict:
-    """The teachers' encoder of one private dataset (rule ldpdl_encoder, a public job): ``settings.arch``
-    trained with cross-entropy on the labelled train split of ``settings.source`` (input ``train``),
-    another dataset than the owners' (config validation and the DAG boundary check hold to it), with
-    flips and shifts, ``epochs`` x ``batch`` at Adam's ``lr``; then frozen, with the projection of its
-    features (:func:`fit_projection`, on the same source images).  Out: the model (output ``model``:
-    weights, projection, training history)."""
-    dev = loop.start(job.threads, job.device, job.precision)
-    x, y, meta = load_labelled(job.input["train"], dev)
-    limit = settings.get("max_images", 0)
-    if 0 < limit < len(x):  # a seeded subset (reduced presets)
-        keep = np.sort(rng(job.seed, "teacher-encoder-subset", job["tdata"]).choice(len(x), limit, replace=False))
-        x, y = x[torch.from_numpy(keep).to(dev)], y[torch.from_numpy(keep).to(dev)]
-    classes, y = torch.unique(y, return_inverse=True)  # the source's classes, numbered 0..C-1
-    train = TrainSettings.from_config(settings)
-    gen = loop.seed_everything(torch_seed(job.seed, "teacher-encoder", job["tdata"]))
-    model = loop.prepare(build(settings["arch"], x.shape[1:], len(classes)), dev)
-    fp = fingerprint(job.code, "teacher-encoder", job["tdata"], settings, str(job.input["train"]), job.seed)
-    history = train_supervised(
-        model,
-        torch.optim.Adam(model.parameters(), train.lr),
-        (x, y),
-        train,
-        gen,
-        Monitor(f"teachers' encoder ({meta['dataset']})"),
-        objective=loop.Objective(prep=flip_crop),
-        resume=Resume(job.checkpoint, fp),
-    )
-    maps = pooled_maps(model, x, int(settings["pool"]))
-    projection = fit_projection(maps, int(settings["components"]))
-    save_model(
-        model,
-        job.output["model"],
-        source=meta["dataset"],
-        classes=len(classes),
-        history=history,
-        pool=int(settings["pool"]),
-        projection=projection,
-    )
-    clear_checkpoint(job.checkpoint)
-    log.info(
-        "teachers' encoder: %s on %d %s images of %d classes; %d features projected on %d components",
-        settings["arch"],
-        len(x),
-        meta["dataset"],
-        len(classes),
-        maps.shape[1],
-        len(projection["components"]),
-    )
-    return {"source": meta["dataset"], "images": len(x), "classes": len(classes), "history": history}
-
-
-@torch.no_grad()
-def pooled_maps(model: torch.nn.Module, x_u8: torch.Tensor, pool: int, batch: int = 512) -> torch.Tensor:
-    """The last feature map of a frozen CNN (eval mode: each image's own), average-pooled to ``pool`` x
-    ``pool`` cells and flattened, on the CPU."""
-    model.eval()
-    body = model.features[:-1] if isinstance(model.features[-1], torch.nn.Flatten) else model.features
-    out = []
-    for i in range(0, len(x_u8), batch):
-        f = body(loop.scale(x_u8[i : i + batch]))
-        out.append(F.adaptive_avg_pool2d(f.float(), pool).flatten(1).cpu())
-    return torch.cat(out) if out else torch.zeros(0, 0)
-
-
-def fit_projection(maps: torch.Tensor, components: int) -> dict:
-    """The mean and the top ``components`` principal axes of the source images' pooled maps (float64
-    SVD): features of any image are then its map's coordinates on them, a fixed linear map fitted on
-    the source dataset only."""
-    m = maps.double()
-    mean = m.mean(0)
-    _, _, vt = torch.linalg.svd(m - mean, full_matrices=False)
-    return {"mean": mean.float(), "components": vt[: min(components, len(vt))].float()}
-
-
-def extractor_features(images_u8: np.ndarray, model_path, hog=None) -> np.ndarray:
-    """Features of uint8 (N, H, W, C) images under a frozen encoder of :func:`train_extractor`: the
-    pooled last feature map projected on the source's principal axes, L2-normalised; with ``hog``
-    (HOG settings) the image's HOG features beside them, each part of equal weight.  Each image's
-    features depend on that image alone.  On the CPU: these jobs are small."""
-
-    state = load_torch(model_path)
-    model = model_from_state(state, torch.device("cpu"), where=str(model_path))
-    maps = pooled_maps(model, loop.to_device(images_u8, torch.device("cpu")), state["pool"])
-    proj = state["projection"]
-    cnn = (
-        l2_normalize(((maps - proj["mean"]) @ proj["components"].T).numpy())
-        if len(maps)
-        else np.zeros((0, len(proj["components"])), np.float32)
-    )
-    if hog is None:
-        return cnn
-    return l2_normalize(np.hstack([cnn, hog_encoder(images_u8, hog)])) if len(cnn) else np.zeros((0, 0), np.float32)
-
-
-# --- the owners' features and answers (rules ldpdl_release and distill_votes) -------------------------
-
-
-def encoder_features(images: np.ndarray, settings: dict, model=None) -> np.ndarray:
-    """Teacher features of uint8 images, each a function of its own image only: HOG (kind ``hog``,
-    data-independent), or a frozen CNN trained on another labelled dataset, with HOG beside it where
-    ``settings.hog`` says (kind ``transfer``: its ``model`` file, rule ldpdl_encoder; torch is imported
-    only then)."""
-    if settings["kind"] == "hog":
-        return hog_encoder(images, settings)
-    if settings["kind"] == "transfer":
-        if model is None:
-            raise ValueError("a transfer encoder's features need its model file (rule ldpdl_encoder)")
-        return extractor_features(images, model, settings.get("hog"))
-    raise ValueError(f"LDP-DL teachers need a hog or a transfer encoder; got kind {settings['kind']!r}")
-
-
-def public_features(public_path, rows: np.ndarray, settings: dict, model=None) -> np.ndarray:
-    """Teacher features of the public samples ``rows`` (row numbers of the public table)."""
-
-    _, images, _ = read_images(public_path)
-    return encoder_features(images[np.asarray(rows)], settings, model)
+# --- the owners' answers (rules ldpdl_release and distill_votes) -------------------------------------
 
 
 def release(job: Job, settings: dict, *, records: int) -> None:
