@@ -17,8 +17,7 @@ import time
 
 import torch
 
-from pipelib.methods import ldpfl
-from pipelib.train import loop
+from pipelib.train import local_sgd, loop
 from pipelib.train.models import build
 
 
@@ -42,21 +41,21 @@ def main() -> None:
     start = {k: v.detach().clone() for k, v in model.named_parameters()}
     g = torch.Generator().manual_seed(0)
     clients = [
-        ldpfl.Client(
+        local_sgd.Client(
             i,
             torch.randint(0, 256, (args.per_client, *args.shape), generator=g, dtype=torch.uint8).to(dev),
             torch.randint(0, 10, (args.per_client,), generator=g).to(dev),
         )
         for i in range(args.clients)
     ]
-    orders = ldpfl.shuffles(0, "bench", 1, clients, args.epochs)
+    orders = local_sgd.shuffles(0, "bench", 1, clients, args.epochs)
     print(
         f"{args.arch}, {args.clients} clients x {args.per_client} records, {args.epochs} epoch(s), batch "
         f"{args.batch}; {loop.hardware(dev)}, torch {torch.__version__}"
     )
 
     def timed(mode: str, group: int) -> float:
-        trainer = ldpfl.LocalSGD(model, 0.01, args.epochs, args.batch, mode)
+        trainer = local_sgd.LocalSGD(model, 0.01, args.epochs, args.batch, mode)
         trainer.train(start, clients[:group], orders[:group])  # warm-up (allocator, kernels)
         if dev.type == "cuda":
             torch.cuda.synchronize()

@@ -101,6 +101,14 @@ def test_teachers_fit_each_owners_own_records_only():
     pen = 1e-3 * 120 * np.diag([1.0] * 5 + [0.0])
     closed = np.linalg.solve(a.T @ a + pen, a.T @ np.eye(4)[y[sets[0]]])
     assert w[0] == pytest.approx(closed, abs=1e-4)
+    # owners of unequal sizes batched together (the padded path): each is still its own closed form
+    uneven = [sets[0], sets[1][:50], sets[2][:7]]
+    wu, _, _ = teachers.fit_heads(x, y, uneven, 4, ridge=1e-3, batch=3)
+    for o, rows in enumerate(uneven):
+        a_o = np.hstack([x[rows], np.ones((len(rows), 1))]).astype(np.float64)
+        pen_o = 1e-3 * len(rows) * np.diag([1.0] * 5 + [0.0])
+        alone = np.linalg.solve(a_o.T @ a_o + pen_o, a_o.T @ np.eye(4)[y[rows]])
+        assert wu[o] == pytest.approx(alone, abs=1e-4)
     soft = ldpdl.Owner(0, w[0], t[0]).soft(x[:10])
     assert soft.sum(1) == pytest.approx(np.ones(10)) and (soft >= 0).all()
     # the temperature maximises the likelihood of the owner's own labels (a fine grid agrees)

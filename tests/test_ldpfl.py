@@ -103,7 +103,7 @@ def test_guarantees_state_the_papers_claim_and_the_composed_one():
 # ------------------------------------------------------------------ federated averaging
 
 from pipelib.methods import ldpfl  # noqa: E402
-from pipelib.train import models  # noqa: E402
+from pipelib.train import local_sgd, models  # noqa: E402
 from pipelib.train.models import build  # noqa: E402
 
 
@@ -115,7 +115,7 @@ def synthetic_clients(n_clients=4, per_client=40, seed=0):
         y = torch.randint(0, 2, (per_client,), generator=g)
         x = torch.randint(0, 60, (per_client, 1, 28, 28), generator=g, dtype=torch.uint8)
         x[y == 1, :, :14] += 150
-        out.append(ldpfl.Client(i, x, y))
+        out.append(local_sgd.Client(i, x, y))
     return out
 
 
@@ -127,25 +127,25 @@ def test_vmapped_clients_train_exactly_like_one_after_another():
     torch.manual_seed(0)
     model = build("fedcnn-4-8-16", (1, 28, 28), 2)
     clients = synthetic_clients(3, 30)
-    orders, start = ldpfl.shuffles(0, "run", 1, clients, 2), start_weights(model)
-    a = ldpfl.LocalSGD(model, 0.05, 2, 8, "vmap").train(start, clients, orders)
-    b = ldpfl.LocalSGD(model, 0.05, 2, 8, "loop").train(start, clients, orders)
+    orders, start = local_sgd.shuffles(0, "run", 1, clients, 2), start_weights(model)
+    a = local_sgd.LocalSGD(model, 0.05, 2, 8, "vmap").train(start, clients, orders)
+    b = local_sgd.LocalSGD(model, 0.05, 2, 8, "loop").train(start, clients, orders)
     for k in a:
         assert a[k].shape[0] == 3 and torch.allclose(a[k], b[k], atol=1e-5)
     # a client's weights depend on its own shard only: changing another client's data leaves them alone
-    other = [clients[0], ldpfl.Client(1, clients[2].x.flip(0), clients[2].y.flip(0)), clients[2]]
-    c = ldpfl.LocalSGD(model, 0.05, 2, 8, "vmap").train(start, other, orders)
+    other = [clients[0], local_sgd.Client(1, clients[2].x.flip(0), clients[2].y.flip(0)), clients[2]]
+    c = local_sgd.LocalSGD(model, 0.05, 2, 8, "vmap").train(start, other, orders)
     assert all(torch.equal(a[k][0], c[k][0]) and torch.equal(a[k][2], c[k][2]) for k in a)
     assert max(float((a[k][1] - c[k][1]).abs().max()) for k in a) > 1e-3
     with pytest.raises(ValueError, match="equally many records"):
-        ldpfl.LocalSGD(model, 0.05, 1, 8).train(start, synthetic_clients(1, 20) + [other[1]], orders)
+        local_sgd.LocalSGD(model, 0.05, 1, 8).train(start, synthetic_clients(1, 20) + [other[1]], orders)
 
 
 def test_each_batch_order_is_a_permutation_of_the_clients_own_records():
     clients = synthetic_clients(2, 25)
-    a, b = ldpfl.shuffles(0, "run", 3, clients, 2)
+    a, b = local_sgd.shuffles(0, "run", 3, clients, 2)
     assert sorted(a[:25].tolist()) == list(range(25)) and sorted(a[25:].tolist()) == list(range(25))
-    assert not torch.equal(a, b) and torch.equal(a, ldpfl.shuffles(0, "run", 3, clients, 2)[0])
+    assert not torch.equal(a, b) and torch.equal(a, local_sgd.shuffles(0, "run", 3, clients, 2)[0])
 
 
 def run_fedavg(mechanism=None, ranges=(0.0, 0.5), rounds=3, group=2):
@@ -158,7 +158,7 @@ def run_fedavg(mechanism=None, ranges=(0.0, 0.5), rounds=3, group=2):
         model,
         clients,
         server,
-        ldpfl.LocalSGD(model, 0.1, 1, 10, group=group),
+        local_sgd.LocalSGD(model, 0.1, 1, 10, group=group),
         rounds,
         (test.x, test.y),
         privacy=(mechanism, lambda t, cid: 1000 * t + cid),
@@ -177,8 +177,8 @@ def test_noise_free_fedavg_learns_and_averages_the_selected_clients():
     torch.manual_seed(0)
     model = build("fedcnn-4-8-16", (1, 28, 28), 2)
     chosen = [synthetic_clients(4, 40)[i] for i in p2.server.select(1)]
-    trained = ldpfl.LocalSGD(model, 0.1, 1, 10).train(
-        start_weights(model), chosen, ldpfl.shuffles(0, "run", 1, chosen, 1)
+    trained = local_sgd.LocalSGD(model, 0.1, 1, 10).train(
+        start_weights(model), chosen, local_sgd.shuffles(0, "run", 1, chosen, 1)
     )
     assert all(torch.allclose(p2.server.params[k], trained[k].mean(0), atol=1e-5) for k in trained)
 

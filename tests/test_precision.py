@@ -11,8 +11,7 @@ import torch
 from torch import nn
 
 from pipelib import stages
-from pipelib.methods import ldpfl
-from pipelib.train import loop
+from pipelib.train import local_sgd, loop
 from pipelib.train.models import build
 
 BF16 = loop.bf16_supported("cpu")
@@ -88,18 +87,18 @@ def test_ldpfl_clients_train_under_bf16_autocast_close_to_fp32(mode):
     model = build("fedcnn-4-8-16", (1, 28, 28), 2)
     g = torch.Generator().manual_seed(1)
     clients = [
-        ldpfl.Client(
+        local_sgd.Client(
             i,
             torch.randint(0, 255, (20, 1, 28, 28), generator=g, dtype=torch.uint8),
             torch.randint(0, 2, (20,), generator=g),
         )
         for i in range(2)
     ]
-    orders = ldpfl.shuffles(0, "run", 1, clients, 1)
+    orders = local_sgd.shuffles(0, "run", 1, clients, 1)
     start = {k: v.detach().clone() for k, v in model.named_parameters()}
-    full = ldpfl.LocalSGD(model, 0.05, 1, 10, mode).train(start, clients, orders)
+    full = local_sgd.LocalSGD(model, 0.05, 1, 10, mode).train(start, clients, orders)
     loop.set_precision("bf16", "cpu")
-    half = ldpfl.LocalSGD(model, 0.05, 1, 10, mode).train(start, clients, orders)
+    half = local_sgd.LocalSGD(model, 0.05, 1, 10, mode).train(start, clients, orders)
     for k in full:
         assert half[k].dtype == torch.float32
         step = float((full[k] - start[k]).norm())

@@ -32,7 +32,7 @@ from .config import (
 from .config import encoder_settings as resolved_encoder
 from .config import ldpfl_dataset as ldpfl_dataset_of
 from .data import ingest as raw
-from .methods.ldpdl import teacher_model
+from .methods.ldpdl import TABLE_ARMS, teacher_model
 from .runs import (
     AuditRun,
     DpsgdRun,
@@ -48,7 +48,7 @@ from .runs import (
 
 # a loop-ablation variant's keys that choose its rows and inputs rather than FedMD's settings
 ABLATION_SCOPE = ("name", "k", "datasets", "sampling")
-LDPDL_TABLE_ARMS = ("ldpdl", "pate", "pate_own")  # paper 004 Table 1's result rows per entry
+LDPDL_TABLE_ARMS = tuple(TABLE_ARMS)  # paper 004 Table 1's result rows per entry
 
 
 class DesignError(ValueError):

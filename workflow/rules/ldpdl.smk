@@ -68,6 +68,8 @@ rule ldpdl_teachers:
     params:
         code=code("ldpdl_teachers.py"),
         settings=lambda wc: teacher_settings(wc.scenario, wc.design),
+        device=LDPDL["device"],
+        precision=LDPDL["precision"],
         records=lambda wc: teacher_records(wc.design),
         seed=lambda wc: seed_of(wc.scenario),
     script:
@@ -88,6 +90,8 @@ rule ldpdl_plan:
         res(
             "benchmarks/ldpdl_plan/{scenario}/{ldmech}-eps{eps}-q{nq}-{design}-{qs}.tsv"
         )
+    wildcard_constraints:
+        design="L[1-9][0-9]*|T[1-9][0-9]*|parties",  # not S<n>: PATE's own CNNs answer no LDP-DL run
     conda:
         "../envs/pipelib.yaml"
     threads: 1
@@ -129,6 +133,8 @@ rule ldpdl_release:
         res(
             "benchmarks/ldpdl_release/{scenario}/{ldmech}-eps{eps}-q{nq}-{design}-{qs}/iter-{iteration}.tsv"
         )
+    wildcard_constraints:
+        design="L[1-9][0-9]*|T[1-9][0-9]*|parties",  # not S<n>: PATE's own CNNs answer no LDP-DL run
     conda:
         "../envs/pipelib.yaml"
     threads: 1
@@ -184,6 +190,8 @@ rule ldpdl_student:
         res(
             "benchmarks/ldpdl_student/{scenario}/{ldmech}-eps{eps}-q{nq}-{design}-{qs}/iter-{iteration}.tsv"
         )
+    wildcard_constraints:
+        design="L[1-9][0-9]*|T[1-9][0-9]*|parties",  # not S<n>: PATE's own CNNs answer no LDP-DL run
     conda:
         "../envs/pipelib.yaml"
     threads: LDPDL["threads"]

@@ -74,6 +74,12 @@ def query_slots(slots: int, owners: int, per_query: int, generator: np.random.Ge
     return stream[:need].reshape(slots, per_query)
 
 
+# Paper 004 Table 1's result rows per entry (pipelib.design.Design.ldpdl_table_entries) and each one's
+# teacher_arm: PATE on LDP-DL's teacher family (isolates the mechanism) or on its own teachers (the paper's
+# comparison: its PATE ran with its authors' code)
+TABLE_ARMS = {"ldpdl": "", "pate": "same", "pate_own": "own"}
+
+
 def teacher_model(settings: dict) -> str:
     """Teachers of ``settings`` (:meth:`pipelib.design.Design.teacher_settings`) in words (tables, teachers.json)."""
     if "scratch" in settings:
@@ -81,7 +87,7 @@ def teacher_model(settings: dict) -> str:
         return f"{c['arch']} from scratch ({c['epochs']} epochs)"
     e = settings["encoder"]
     if e.get("kind") == "transfer":
-        return f"ridge heads on a frozen {e['arch']} trained on {e['source']} (+ HOG)"
+        return f"ridge heads on a frozen {e['arch']} trained on {e['source']}" + (" (+ HOG)" if e.get("hog") else "")
     return f"ridge heads on {e.get('kind', 'hog').upper()} features"
 
 

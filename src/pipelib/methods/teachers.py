@@ -113,7 +113,7 @@ def train_teachers(job: Job, settings: dict, *, records: int) -> dict:
     summary (counts only): outputs ``teachers`` and ``info``."""
     design, scenario, seed = job["design"], job.scenario, job.seed
     t0 = time.perf_counter()
-    loop.set_threads(job.threads)
+    dev = loop.start(job.threads, job.device, job.precision)  # heads: CPU numpy/torch; CNN teachers: dev
     frames, images, meta = [], [], None
     for path in job.input["parties"]:
         frame, imgs, meta = read_images(path)
@@ -124,7 +124,7 @@ def train_teachers(job: Job, settings: dict, *, records: int) -> dict:
     sets = owner_records(design, sizes, records, seed, scenario)
     if "scratch" in settings:  # PATE's own teachers: CNNs from scratch, no encoder
         params, fit_acc = train_cnn_teachers(
-            np.concatenate(images), labels, sets, k, settings["scratch"], seed, f"{scenario}/{design}"
+            np.concatenate(images), labels, sets, k, settings["scratch"], seed, f"{scenario}/{design}", dev
         )
         save_cnn_teachers(job.output["teachers"], params, settings["scratch"]["arch"])
         n_features = 0
@@ -166,17 +166,18 @@ def train_teachers(job: Job, settings: dict, *, records: int) -> dict:
 # --- PATE's own teachers: small CNNs trained from scratch on disjoint shards (design S<n>) -------------
 
 
-def train_cnn_teachers(images_u8, labels, record_sets: list, k: int, settings: dict, seed: int, key: str):
+def train_cnn_teachers(images_u8, labels, record_sets: list, k: int, settings: dict, seed: int, key: str, device=None):
     """One CNN (``settings.arch``, a plain model: no normalization layers) per record set, trained from
     scratch on that set's rows only: ``epochs`` x minibatch SGD (``lr``, ``batch``), every teacher from
     the same data-independent initialisation (seeded by ``key``), its own keyed batch order.  Teachers of
     equal shard size train together, ``group`` at a time (:class:`pipelib.train.local_sgd.LocalSGD`:
     ``vmap`` over stacked weights; no operation mixes teachers).  Returns (name -> (teachers, ...) stacked
-    float32 weights, each teacher's accuracy on its own records)."""
-    x = loop.to_device(images_u8, torch.device("cpu"))
-    y = torch.as_tensor(np.asarray(labels, dtype=np.int64))
+    float32 weights on the CPU, each teacher's accuracy on its own records).  On ``device``."""
+    device = device or torch.device("cpu")
+    x = loop.to_device(images_u8, device)
+    y = torch.as_tensor(np.asarray(labels, dtype=np.int64), device=device)
     loop.seed_everything(torch_seed(seed, "pate-cnn-init", key))
-    model = build(settings["arch"], x.shape[1:], k)
+    model = build(settings["arch"], x.shape[1:], k).to(device)
     start = {n: p.detach().clone() for n, p in model.named_parameters()}
     sgd = LocalSGD(model, float(settings["lr"]), int(settings["epochs"]), int(settings["batch"]), "vmap")
     out = {n: torch.zeros(len(record_sets), *p.shape) for n, p in start.items()}
@@ -190,37 +191,53 @@ def train_cnn_teachers(images_u8, labels, record_sets: list, k: int, settings: d
             for lo in range(0, len(members), group):
                 ids = members[lo : lo + group]
                 clients = [
-                    Client(i, x[torch.from_numpy(record_sets[i])], y[torch.from_numpy(record_sets[i])]) for i in ids
+                    Client(
+                        i,
+                        x[torch.from_numpy(record_sets[i]).to(device)],
+                        y[torch.from_numpy(record_sets[i]).to(device)],
+                    )
+                    for i in ids
                 ]
                 params = sgd.train(start, clients, shuffles(seed, f"pate-cnn/{key}", 0, clients, sgd.epochs))
                 for n, p in params.items():
-                    out[n][ids] = p.detach().float()
+                    out[n][ids] = p.detach().float().cpu()
                 own = cnn_votes({n: p.detach() for n, p in params.items()}, settings["arch"], k, None, clients)
-                fit_acc[ids] = [(v == c.y.numpy()).mean() for v, c in zip(own, clients)]
+                fit_acc[ids] = [(v == c.y.cpu().numpy()).mean() for v, c in zip(own, clients)]
     return {n: p.numpy() for n, p in out.items()}, fit_acc
 
 
-def cnn_votes(params: dict, arch: str, k: int, images_u8, clients=None, chunk: int = 50) -> np.ndarray:
+def cnn_votes(
+    params: dict, arch: str, k: int, images_u8, clients=None, chunk: int = 50, batch: int = 256
+) -> np.ndarray:
     """Each stacked CNN's predicted class (teachers x images) on ``images_u8`` (uint8 N, H, W, C), or, with
-    ``clients``, each teacher on its own client's images (eval mode; ``vmap`` over ``chunk`` teachers)."""
-    params = {n: torch.as_tensor(p) for n, p in params.items()}
+    ``clients``, each teacher on its own client's images (eval mode; ``vmap`` over ``chunk`` teachers and
+    ``batch`` images at a time, so memory stays at chunk x batch images' activations)."""
+    device = clients[0].x.device if clients else torch.device("cpu")
+    params = {n: torch.as_tensor(p).to(device) for n, p in params.items()}
     teachers = len(next(iter(params.values())))
-    if clients is None:
-        x = loop.scale(loop.to_device(images_u8, torch.device("cpu")))
-        shape = x.shape[1:]
-    else:
-        shape = clients[0].x.shape[1:]
-    model = build(arch, shape, k).eval()
+    x = loop.to_device(images_u8, device) if clients is None else None
+    shape = (x if clients is None else clients[0].x).shape[1:]
+    model = build(arch, shape, k).to(device).eval()
     out = []
     with torch.no_grad():
         for lo in range(0, teachers, chunk):
             part = {n: p[lo : lo + chunk] for n, p in params.items()}
             if clients is None:
-                logits = vmap(lambda w: functional_call(model, w, (x,)))(part)
+                one = lambda w, xb: functional_call(model, w, (xb,))  # noqa: E731
+                logits = torch.cat(
+                    [vmap(one, in_dims=(0, None))(part, loop.scale(x[i : i + batch])) for i in range(0, len(x), batch)],
+                    1,
+                )
             else:
-                xs = torch.stack([loop.scale(c.x) for c in clients[lo : lo + chunk]])
-                logits = vmap(lambda w, xb: functional_call(model, w, (xb,)))(part, xs)
-            out.append(logits.argmax(-1).numpy())
+                own = torch.stack([c.x for c in clients[lo : lo + chunk]])  # (teachers, n, C, H, W)
+                logits = torch.cat(
+                    [
+                        vmap(lambda w, xb: functional_call(model, w, (xb,)))(part, loop.scale(own[:, i : i + batch]))
+                        for i in range(0, own.shape[1], batch)
+                    ],
+                    1,
+                )
+            out.append(logits.argmax(-1).cpu().numpy())
     return np.concatenate(out)
 
 

@@ -781,10 +781,16 @@ def _teacher_note(run: pd.DataFrame) -> list[str]:
     theirs = "; ".join(
         f"{m}: {t}" for m, t in marked.drop_duplicates("method")[["method", "paper_teacher_model"]].values
     )
+    arms = set(run["teacher_arm"].dropna()) if "teacher_arm" in run else set()
     return [
-        f"(†) teachers that stand in for the paper's ({theirs}): a teacher departure, not a regime one. "
-        "PATE (own teachers) trains its teachers as PATE does; PATE (LDP-DL's teachers) gives PATE the "
-        "teacher family of LDP-DL's owners on its disjoint shards, so that arm compares the mechanisms alone.",
+        f"(†) teachers that stand in for the paper's ({theirs}): a teacher departure, not a regime one."
+        + (" PATE (own teachers) trains its teachers as PATE does (the paper's comparison)." if "own" in arms else "")
+        + (
+            " PATE (LDP-DL's teachers) gives PATE the teacher family of LDP-DL's owners on its disjoint shards, "
+            "so that arm compares the mechanisms alone."
+            if "same" in arms
+            else ""
+        ),
         "",
     ]
 
@@ -855,7 +861,8 @@ def paper004_page(table_csv, figures: dict, command: str, figure_data: dict | No
             "",
             *regime_note,
             "Owners: `L<n>` = n owners, each its own sample of the private pool (they overlap); `T<n>` = PATE's n "
-            "disjoint teachers; `parties` = the scenario's parties. Three guarantees (docs/privacy.md): per owner, "
+            "disjoint teachers, `S<n>` = the same shards' own CNN teachers; `parties` = the scenario's parties. "
+            "Three guarantees (docs/privacy.md): per owner, "
             "epsilon-LDP of everything an owner releases (the paper's claim); per teacher's data, the same here, "
             "since every owner has a teacher fitted on its own records only; per record, one record of the private "
             "pool, composed over every owner that holds it (its worst record). PATE's is central (epsilon, delta) "

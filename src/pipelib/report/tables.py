@@ -11,6 +11,7 @@ import pyarrow as pa
 
 from .. import stats
 from ..io import read_csv, read_json, read_table, write_csv, write_table
+from ..methods.ldpdl import TABLE_ARMS
 from ..privacy import LEDGER_COLUMNS, Adjacency, read_releases, with_reference_delta
 from ..privacy.weights import PER_WEIGHT_UNIT
 from ..schema import RESULT_COLUMNS
@@ -674,19 +675,15 @@ TABLE_LDPDL_COLUMNS = [
 ]
 
 
-# paper 004 Table 1's result rows per entry, and each one's teacher_arm: PATE on LDP-DL's teacher family
-# (isolates the mechanism) or on its own teachers (the paper's comparison: PATE run with its authors' code)
-LDPDL_ARMS = {"ldpdl": "", "pate": "same", "pate_own": "own"}
-
-
 def table_ldpdl(entries: list[dict], out_csv, delta_ref: float) -> pd.DataFrame:
     """results/table_ldpdl.csv: paper 004 Table 1.  LDP-DL and PATE rows from our result rows (``entries``:
-    dataset, epsilon, the result path of each arm of :data:`LDPDL_ARMS` and each arm's teacher model),
+    dataset, epsilon, the result path of each arm of :data:`pipelib.methods.ldpdl.TABLE_ARMS` and each arm's
+    teacher model),
     DP-SGD and DP-FL as the paper prints them (``run`` = quoted: not run here, no guarantee of ours).
     ``teacher_departure``: the row's teachers where they stand in for the paper's ('' where they do not)."""
     rows = []
     for e in entries:
-        for arm in (a for a in LDPDL_ARMS if a in e):
+        for arm in (a for a in TABLE_ARMS if a in e):
             r = with_reference_delta(read_json(e[arm]), delta_ref)
             printed = paper.TABLE_LDPDL.get((r["method"], e["dataset"], e["epsilon"]))
             ours, theirs = e.get("teachers", {}).get(arm), paper.TEACHERS_LDPDL[r["method"]]
@@ -696,11 +693,17 @@ def table_ldpdl(entries: list[dict], out_csv, delta_ref: float) -> pd.DataFrame:
                     "dataset": e["dataset"],
                     "run": "run",
                     "paper_accuracy": _fraction(printed),
-                    "teacher_arm": LDPDL_ARMS[arm],
+                    "teacher_arm": TABLE_ARMS[arm],
                     "teacher_model": ours,
                     "paper_teacher_model": theirs,
-                    # PATE's own arm trains its teachers as PATE does (a smaller CNN is compute, not a substitute)
-                    "teacher_departure": "" if arm == "pate_own" or ours is None else f"{ours} (paper: {theirs})",
+                    # PATE's own arm trains its teachers as PATE does (a smaller CNN is compute, not a substitute);
+                    "teacher_departure": (
+                        "teachers not recorded"
+                        if ours is None
+                        else ""
+                        if arm == "pate_own"
+                        else f"{ours} (paper: {theirs})"
+                    ),
                 }
             )
     for (method, dataset, eps), acc in paper.TABLE_LDPDL.items():
