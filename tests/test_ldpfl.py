@@ -195,31 +195,72 @@ def test_private_rounds_are_deterministic_and_group_size_does_not_matter():
         assert a.server.c[k] == pytest.approx(c[k]) and a.server.r[k] == pytest.approx(r[k])
 
 
-def test_fixed_ranges_clip_the_weights_and_leave_the_biases_their_adaptive_range():
+def test_fixed_ranges_clip_weights_and_biases_to_the_same_box():
     mech = registry.parse("twopoint-eps1.0")
-    torch.manual_seed(0)
-    c0, r0 = ldpfl.layer_ranges(start_weights(build("fedcnn-4-8-16", (1, 28, 28), 2)))  # round 1's ranges
     proto, _ = run_fedavg(mech, (0.0, 0.05), rounds=1)
     a = weights.magnitude(1.0)
     for k, v in proto.server.params.items():  # means of 3 values c +- r a: c + (-3, -1, 1, 3) r a / 3
-        c, r = (0.0, 0.05) if v.dim() > 1 else (c0[k], r0[k])
-        levels = torch.round((v - c) / (r * a) * 3)
-        assert torch.allclose(v, c + levels * r * a / 3, atol=1e-6), k
+        levels = torch.round(v / (0.05 * a) * 3)
+        assert torch.allclose(v, levels * 0.05 * a / 3, atol=1e-6), k
         assert set(levels.unique().tolist()) <= {-3, -1, 1, 3}
-    s = proto.server  # the next round: weights keep the fixed range, biases take their layer's new range
-    c1, r1 = ldpfl.layer_ranges(s.params)
-    for k, v in s.params.items():
-        assert (s.c[k], s.r[k]) == ((0.0, 0.05) if v.dim() > 1 else (c1[k], r1[k])), k
+    s = proto.server  # the next round keeps the box for every tensor
+    assert all((s.c[k], s.r[k]) == (0.0, 0.05) for k in s.params)
 
 
-def test_ranges_for_names_weights_and_biases():
+def test_ranges_for_fixed_adaptive_and_projected():
     params = {"conv.weight": torch.ones(2, 1, 3, 3) * 0.3, "conv.bias": torch.tensor([-1.0, 3.0])}
     assert ldpfl.ranges_for(params, (0.0, 0.1)) == (
-        {"conv.weight": 0.0, "conv.bias": 1.0},
-        {"conv.weight": 0.1, "conv.bias": 2.0},
+        {"conv.weight": 0.0, "conv.bias": 0.0},
+        {"conv.weight": 0.1, "conv.bias": 0.1},
     )
     c, r = ldpfl.ranges_for(params, None)
     assert c == {"conv.weight": pytest.approx(0.3), "conv.bias": 1.0} and r["conv.weight"] == ldpfl.MIN_RADIUS
+    assert r["conv.bias"] == 2.0
+    # projected: the average first clipped to the box the clients clipped to (bias box [0, 1])
+    previous = ({"conv.weight": 0.0, "conv.bias": 0.5}, {"conv.weight": 1.0, "conv.bias": 0.5})
+    c, r = ldpfl.ranges_for(params, None, previous)
+    assert (c["conv.bias"], r["conv.bias"]) == (0.5, 0.5) and c["conv.weight"] == pytest.approx(0.3)
+
+
+def test_a_projected_adaptive_range_stays_bounded_where_the_noisy_one_diverges():
+    """Epsilon 0.1, a few clients a round: the noisy average's spread widens the range every round; the
+    projected rule's range never exceeds the first round's."""
+    mech = registry.parse("twopoint-eps0.1")
+    torch.manual_seed(0)
+    _, r0 = ldpfl.layer_ranges(start_weights(build("fedcnn-4-8-16", (1, 28, 28), 2)))
+    radius = {}
+    for rule in ("noisy", "projected"):
+        torch.manual_seed(0)
+        model = build("fedcnn-4-8-16", (1, 28, 28), 2)
+        server = ldpfl.Server(start_weights(model), 4, 0.75, seed=0, key="run", ranges="adaptive", rule=rule)
+        proto = ldpfl.FedAvg(
+            model,
+            synthetic_clients(4, 40),
+            server,
+            ldpfl.LocalSGD(model, 0.1, 1, 10),
+            2,  # more rounds overflow the noisy rule's weights
+            (synthetic_clients(1, 50, seed=9)[0].x, synthetic_clients(1, 50, seed=9)[0].y),
+            privacy=(mech, lambda t, cid: 1000 * t + cid),
+        )
+        from pipelib.methods.rounds import run_rounds
+
+        run_rounds(proto)
+        radius[rule] = max(server.r[k] / r0[k] for k in r0)
+    assert radius["projected"] <= 1.0 + 1e-9 < 100 < radius["noisy"], radius
+    with pytest.raises(ValueError, match="adaptive range rule"):
+        ldpfl.Server({}, 4, 0.5, seed=0, key="run", ranges="adaptive", rule="median")
+
+
+def test_torch_default_init_puts_more_of_the_large_layer_inside_a_narrow_box():
+    torch.manual_seed(0)
+    he = build("fedcnn-32-64-512", (1, 28, 28), 10)
+    torch.manual_seed(0)
+    default = build("fedcnn-32-64-512", (1, 28, 28), 10)
+    ldpfl.torch_default_init(default)
+    inside = {
+        name: float((m.features[-2].weight.abs() <= 0.015).float().mean()) for name, m in (("he", he), ("torch", default))
+    }
+    assert inside["torch"] > 0.8 > 0.5 > inside["he"]  # issue 51: about 84 % against under half
 
 
 def test_adaptive_ranges_keep_every_average_on_the_grid_of_the_ranges_broadcast_before_the_round():

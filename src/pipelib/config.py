@@ -382,12 +382,13 @@ def ldpfl_dataset(config: dict, scenario: str) -> tuple[str, dict]:
 
 def ldpfl_settings(config: dict, scenario: str) -> dict:
     """The training settings of an LDP-FL run on ``scenario``: ``ldpfl``'s device, mode, group, batch and
-    local_epochs, overridden by its ``ldpfl.datasets`` entry's arch, lr, mode, local_epochs and batch."""
+    local_epochs, adaptive_range and init, overridden by its ``ldpfl.datasets`` entry's arch, lr, mode,
+    local_epochs, batch and init."""
     d = config["ldpfl"]
     entry = ldpfl_dataset(config, scenario)[1]
     return {
-        **{k: d[k] for k in ("device", "mode", "group", "batch", "local_epochs")},
-        **{k: v for k, v in entry.items() if k in ("arch", "lr", "mode", "local_epochs", "batch")},
+        **{k: d[k] for k in ("device", "mode", "group", "batch", "local_epochs", "adaptive_range", "init")},
+        **{k: v for k, v in entry.items() if k in ("arch", "lr", "mode", "local_epochs", "batch", "init")},
     }
 
 

@@ -80,29 +80,47 @@ def layer_ranges(params: dict[str, torch.Tensor]) -> tuple[dict, dict]:
     return c, r
 
 
-def is_weight(tensor: torch.Tensor) -> bool:
-    """A weight tensor (a convolution's kernel, a linear layer's matrix), as opposed to a bias vector."""
-    return tensor.dim() > 1
+def torch_default_init(model: torch.nn.Module) -> None:
+    """PyTorch's default initial weights and biases for every convolution and linear layer (uniform in
+    +-1 / sqrt(fan-in), Kaiming-uniform with a = sqrt(5)), drawn from the seeded global generator:
+    ``ldpfl.init: torch``, under which more of a small CNN's weights sit inside a narrow fixed box."""
+    for m in model.modules():
+        if isinstance(m, (torch.nn.Conv2d, torch.nn.Linear)):
+            m.reset_parameters()
 
 
-def ranges_for(params: dict[str, torch.Tensor], fixed: tuple[float, float] | None) -> tuple[dict, dict]:
-    """Each tensor's (c, r) for the next round: the adaptive per-layer range, or with ``fixed`` = (c, r)
-    that range for every weight tensor (paper 001: "for each weight, we clip them in a fixed range"),
-    while bias vectors, which the paper never mentions, keep their adaptive per-layer range."""
-    c, r = layer_ranges(params)
+ADAPTIVE_RULES = ("noisy", "projected")
+
+
+def ranges_for(params: dict[str, torch.Tensor], fixed: tuple[float, float] | None, previous=None) -> tuple[dict, dict]:
+    """Each tensor's (c, r) for the next round.  With ``fixed`` = (c, r): that box for every tensor, weights
+    and biases alike (paper 001: "for each weight, we clip them in a fixed range").  Else the adaptive
+    per-layer range of the averaged ``params`` (:func:`layer_ranges`); with ``previous`` = the (c, r) every
+    client clipped its values to in this round, the average is first projected onto that box: the mean of
+    clipped values lies in it, so what falls outside is the mechanism's noise.  The projection reads only
+    the released average and the broadcast box (post-processing: no privacy cost), and the range it gives
+    can shrink but never widen, so it cannot diverge however few clients answer or however small epsilon
+    is; without it the noisy average's spread sets the range, which widens by up to (e^eps + 1) / (e^eps - 1)
+    a round when the noise dominates."""
     if fixed is not None:
-        for k, v in params.items():
-            if is_weight(v):
-                c[k], r[k] = fixed
-    return c, r
+        return {k: fixed[0] for k in params}, {k: fixed[1] for k in params}
+    if previous is not None:
+        c0, r0 = previous
+        params = {k: v.clamp(c0[k] - r0[k], c0[k] + r0[k]) for k, v in params.items()}
+    return layer_ranges(params)
 
 
 class Server:
     """Selects each round's clients, averages what reaches it, keeps the global weights and ranges."""
 
-    def __init__(self, params: dict, n_clients: int, fraction: float, seed: int, key: str, ranges):
+    def __init__(self, params: dict, n_clients: int, fraction: float, seed: int, key: str, ranges, rule="noisy"):
+        """``ranges``: 'adaptive' or a fixed (c, r); ``rule``: how an adaptive range reads the average
+        (:data:`ADAPTIVE_RULES`, :func:`ranges_for`)."""
         if not 0 < fraction <= 1:
             raise ValueError(f"ldpfl fraction of clients per round must be in (0, 1], got {fraction}")
+        if rule not in ADAPTIVE_RULES:
+            raise ValueError(f"unknown adaptive range rule {rule!r}; allowed: {', '.join(ADAPTIVE_RULES)}")
+        self.rule = rule
         self.params, self.n_clients, self.seed, self.key = params, n_clients, seed, key
         self.per_round = max(1, int(round(fraction * n_clients)))
         self.fixed = None if ranges == "adaptive" else tuple(float(v) for v in ranges)
@@ -116,7 +134,8 @@ class Server:
 
     def update(self, aggregate: dict) -> None:
         self.params = {k: v.detach() for k, v in aggregate.items()}
-        self.c, self.r = ranges_for(self.params, self.fixed)
+        previous = (self.c, self.r) if self.rule == "projected" else None
+        self.c, self.r = ranges_for(self.params, self.fixed, previous)
 
 
 def groups(clients: list[Client], size: int) -> list[list[Client]]:
@@ -237,9 +256,13 @@ def run_row(job: Job, settings: dict) -> dict:
     ]  # client i's FedAvg code path touches clients[i] only
     train_seed = torch_seed(seed, "ldpfl", key)
     loop.seed_everything(train_seed)
-    model = build(settings["arch"], tuple(x_test.shape[1:]), len(meta["task_classes"])).to(dev)
+    model = build(settings["arch"], tuple(x_test.shape[1:]), len(meta["task_classes"]))
+    if settings.get("init", "he") == "torch":
+        torch_default_init(model)
+    model = model.to(dev)
     start = {k: v.detach().clone() for k, v in model.named_parameters()}
-    server = Server(start, len(clients), fraction, seed, key, ranges if mechanism else (0.0, 1.0))
+    rule = settings.get("adaptive_range", "noisy")
+    server = Server(start, len(clients), fraction, seed, key, ranges if mechanism else (0.0, 1.0), rule)
     mode = client_mode(settings["mode"], model, tuple(x_test.shape[1:]))
     trainer = LocalSGD(model, settings["lr"], settings["local_epochs"], settings["batch"], mode, settings["group"])
 
