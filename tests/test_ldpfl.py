@@ -237,7 +237,7 @@ def test_a_projected_adaptive_range_stays_bounded_where_the_noisy_one_diverges()
             model,
             synthetic_clients(4, 40),
             server,
-            ldpfl.LocalSGD(model, 0.1, 1, 10),
+            local_sgd.LocalSGD(model, 0.1, 1, 10),
             2,  # more rounds overflow the noisy rule's weights
             (synthetic_clients(1, 50, seed=9)[0].x, synthetic_clients(1, 50, seed=9)[0].y),
             privacy=(mech, lambda t, cid: 1000 * t + cid),
@@ -257,9 +257,8 @@ def test_torch_default_init_puts_more_of_the_large_layer_inside_a_narrow_box():
     torch.manual_seed(0)
     default = build("fedcnn-32-64-512", (1, 28, 28), 10)
     ldpfl.torch_default_init(default)
-    inside = {
-        name: float((m.features[-2].weight.abs() <= 0.015).float().mean()) for name, m in (("he", he), ("torch", default))
-    }
+    models = {"he": he, "torch": default}
+    inside = {name: float((m.features[-2].weight.abs() <= 0.015).float().mean()) for name, m in models.items()}
     assert inside["torch"] > 0.8 > 0.5 > inside["he"]  # issue 51: about 84 % against under half
 
 
