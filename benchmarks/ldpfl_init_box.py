@@ -14,7 +14,7 @@ from pathlib import Path
 import torch
 
 from pipelib import config as cfgmod
-from pipelib.methods.ldpfl import torch_default_init
+from pipelib.methods.ldpfl import share_in_box, torch_default_init
 from pipelib.train.models import build
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,12 +23,8 @@ SHAPES = {"mnist": (1, 28, 28), "fashion_mnist": (1, 28, 28), "cifar10": (3, 32,
 
 def inside(model: torch.nn.Module, c: float, r: float) -> dict[str, float]:
     """Share of each parameter tensor's values inside [c - r, c + r], and of all of them ('all')."""
-    out, hit, n = {}, 0, 0
-    for name, p in model.named_parameters():
-        ok = ((p - c).abs() <= r).sum().item()
-        out[name] = ok / p.numel()
-        hit, n = hit + ok, n + p.numel()
-    return {"all": hit / n, **out}
+    params = {name: p.detach() for name, p in model.named_parameters()}
+    return {"all": share_in_box(params, c, r), **{k: share_in_box({k: v}, c, r) for k, v in params.items()}}
 
 
 def main() -> None:

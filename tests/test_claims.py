@@ -95,7 +95,7 @@ def test_the_shipped_claims_load_and_the_table_summarises_per_paper(tmp_path):
     ]
     table = claims_table(mine, {"t": path}, tmp_path / "claims.csv", "tiny")
     assert list(table["verdict"]) == ["holds", "holds", "untested"]
-    assert summary(table) == ["paper 001: 1 of 1 claims hold", "paper 004: 1 of 2 claims hold, 1 untested"]
+    assert summary(table) == ["paper 001: trained 1 of 1 hold", "paper 004: trained 1 of 2 hold, 1 untested"]
 
 
 def test_regime_flags_name_each_departure_from_the_papers_setting():
@@ -163,7 +163,7 @@ def test_the_reports_first_page_is_the_claims_and_renders_as_snakemake_renders_i
     text = Environment().from_string(rst).render(categories={Category(): {}}, files=[])
     text += "\n.. _claims.csv: #claims\n.. _table2.csv: #table2\n.. _Paper 004: #paper004\n"
     html = publish_parts(text, writer_name="html", settings_overrides={"halt_level": 2})["html_body"]
-    assert "paper 004: 1 of 2 claims hold, 1 untested" in html and "a {{ brace }} | bar" in html
+    assert "paper 004: trained 1 of 2 hold, 1 untested" in html and "a {{ brace }} | bar" in html
     assert "0.5 [0.450, 0.550]" in html and 'href="#paper004"' in html
 
 
@@ -287,3 +287,252 @@ def test_compare_rows_are_flagged_against_their_own_papers_setting():
     assert of_row(ldpfl) == "clients 10 (paper 100)"
     rknn = {"method": "reverse k-NN", "private_dataset": "mnist", "n": 60000, "public_n": 5000}
     assert of_row(rknn) == "" and of_row({"method": "DP-SGD"}) == "" and of_row({"method": "PATE"}) == ""
+
+
+# ---------------------------------------------------------------- issue 52: row flags and test kinds
+
+
+def rows(*records, columns=("dataset", "x", "method", "accuracy", "accuracy_low", "accuracy_high")):
+    return pd.DataFrame(records, columns=list(columns))
+
+
+def test_a_gap_to_the_noise_free_row_is_not_the_private_rows_own_trend():
+    """p001_more_clients_closer_to_noise_free: the paper claims the gap to noise-free shrinks with more clients;
+    the private rows alone barely rise here, so 'increasing' cannot tell while the gap kind can."""
+    t = rows(
+        ["A", 10, "private", 0.900, 0.890, 0.910],
+        ["A", 50, "private", 0.905, 0.895, 0.915],
+        ["A", 100, "private", 0.910, 0.900, 0.920],
+        ["A", 10, "none", 0.990, 0.980, 1.000],
+        ["A", 50, "none", 0.950, 0.940, 0.960],
+        ["A", 100, "none", 0.920, 0.910, 0.930],
+    )
+    gap = claim(kind="gap", a={"method": "private"}, b={"method": "none"}, x="x", direction="decreasing")
+    v = verdict(gap, t)
+    assert v["verdict"] == "holds" and v["numbers"].startswith("gap x 10: 0.090")
+    assert verdict(claim(kind="increasing", a={"method": "private"}, x="x"), t)["verdict"] == "inconclusive"
+    with pytest.raises(ValueError, match="needs a direction"):
+        claim(kind="gap", a={"method": "private"}, b={"method": "none"}, x="x")
+
+
+def test_a_run_that_diverged_leaves_its_claim_untested():
+    """p001_fraction_no_effect_mnist: a run at chance through our bias range decided 'does not hold'."""
+    from pipelib.report import flags
+
+    t = rows(["MNIST", 0.1, "LDP-FL", 0.103, 0.097, 0.109], ["MNIST", 1.0, "LDP-FL", 0.934, 0.929, 0.939])
+    t["peak_accuracy"], t["peak_round"] = [0.891, 0.934], [4, 10]
+    c = claim(kind="within", a={"x": 0.1}, b={"x": 1.0}, tolerance=0.02)
+    assert verdict(c, t)["verdict"] == "does not hold"
+    t["flags"] = [flags.diverged(r) for r in t.to_dict("records")]
+    v = verdict(c, t)
+    assert v["verdict"] == "untested" and v["why"] == "rows flagged: diverged: peak 0.891 at round 4, final 0.103"
+
+
+def test_a_utility_floor_under_the_papers_noise_free_model_leaves_its_claims_untested():
+    """p001_fixed_range_fails_cifar10: 'at most 0.25' held on rows whose noise-free FedAvg reaches only 0.230."""
+    from pipelib.report import flags
+
+    t = pd.DataFrame(
+        {
+            "dataset": ["CIFAR-10", "CIFAR-10", "MNIST"],
+            "method": ["FedAvg", "LDP-FL", "FedAvg"],
+            "accuracy": [0.230, 0.180, 0.97],
+            "accuracy_low": [0.22, 0.17, 0.96],
+            "accuracy_high": [0.24, 0.19, 0.98],
+            "paper_accuracy": [0.6255, None, 0.9721],
+        }
+    )
+    c = claim(kind="at_most", a={"dataset": "CIFAR-10", "method": "LDP-FL"}, threshold=0.25)
+    assert verdict(c, t)["verdict"] == "holds"
+    t["flags"] = flags.ldpfl(t)
+    assert list(t["flags"]) == ["utility floor: noise-free FedAvg 0.230 (paper 0.625)"] * 2 + [""]
+    assert verdict(c, t)["verdict"] == "untested"
+    about_the_reference = claim(kind="at_least", a={"method": "FedAvg", "dataset": "CIFAR-10"}, threshold=0.5)
+    accepted = verdict(claim(**{**about_the_reference.__dict__, "accepts": ("utility floor",)}), t)
+    assert accepted["verdict"] == "does not hold"  # a claim about the reference itself keeps its verdict
+
+
+def test_a_private_row_at_its_non_private_reference_is_at_ceiling():
+    """p003_mnist_beats_baselines: the private and the non-private student are the same 0.9492."""
+    from pipelib.report import flags
+
+    t = pd.DataFrame(
+        {
+            "dataset": ["MNIST", "MNIST"],
+            "encoder": ["umap_digits"] * 2,
+            "s": [40, 40],
+            "k": [1, 1],
+            "mechanism": ["none", "laplace"],
+            "accuracy": [0.9492, 0.9492],
+            "accuracy_low": [0.9447, 0.9447],
+            "accuracy_high": [0.9534, 0.9534],
+        }
+    )
+    c = claim(kind="at_least", a={"mechanism": "laplace"}, threshold=0.988)
+    assert verdict(c, t)["verdict"] == "does not hold"
+    t["flags"] = flags.rknn(t)
+    v = verdict(c, t)
+    assert v["verdict"] == "untested" and "at ceiling" in v["why"]
+
+
+def test_substitute_teachers_and_a_box_that_clips_the_initial_model_are_flagged():
+    """p004_ldpdl_beats_pate on stand-in teachers; p001_near_noise_free_fmnist on a box holding 32 % of the
+    initial weights (our He initialisation)."""
+    from pipelib.report import flags
+
+    t = pd.DataFrame(
+        {
+            "dataset": ["CIFAR-10"] * 2,
+            "method": ["LDP-DL", "PATE"],
+            "accuracy": [0.30, 0.20],
+            "accuracy_low": [0.29, 0.19],
+            "accuracy_high": [0.31, 0.21],
+            "teacher_departure": ["ridge heads on HOG (paper: ResNet50)", None],
+        }
+    )
+    c = claim(kind="greater", a={"method": "LDP-DL"}, b={"method": "PATE"})
+    assert verdict(c, t)["verdict"] == "holds"
+    t["flags"] = flags.ldpdl(t)
+    assert verdict(c, t)["verdict"] == "untested"
+    assert verdict(claim(**{**c.__dict__, "accepts": ("substitute",)}), t)["verdict"] == "holds"
+    assert flags.clipped_box({"init_in_box": 0.32, "init": "he"}) == (
+        "substitute: the fixed box holds 32% of the initial weights (he initialisation)"
+    )
+    assert flags.clipped_box({"init_in_box": 0.84}) == "" and flags.clipped_box({}) == ""
+
+
+def test_a_figure_inherits_its_tables_dataset_level_flags_and_keeps_its_runs_own():
+    from pipelib.report import flags
+
+    table = pd.DataFrame(
+        {"dataset": ["A", "B"], "method": ["FedAvg"] * 2, "accuracy": [0.2, 0.9], "paper_accuracy": [0.6, 0.91]}
+    )
+    figure = pd.DataFrame({"dataset": ["A", "B", "B"], "accuracy": [0.2, 0.5, 0.9], "peak_accuracy": [0.2, 0.8, 0.9]})
+    figure["peak_round"] = 3
+    got = list(flags.of_source("p001_clients", figure, {"table_ldpfl": table}))
+    assert got == [
+        "utility floor: noise-free FedAvg 0.200 (paper 0.600)",
+        "diverged: peak 0.800 at round 3, final 0.500",
+        "",
+    ]
+
+
+def test_the_preset_largest_value_is_a_filter():
+    """p004_pm_nq_slight looked for N_Q = 100 where the reduced preset's largest is 60: untested for nothing."""
+    t = rows(["A", 10, "pm", 0.90, 0.89, 0.91], ["A", 30, "pm", 0.85, 0.84, 0.86], ["A", 60, "pm", 0.82, 0.81, 0.83])
+    fixed = claim(kind="within", a={"x": 10}, b={"x": 100}, tolerance=0.03)
+    assert verdict(fixed, t)["verdict"] == "untested"
+    assert verdict(claim(**{**fixed.__dict__, "b": {"x": "max"}}), t)["verdict"] == "does not hold"
+
+
+def test_a_claimed_magnitude_is_a_margin_and_a_one_sided_loss_is_one_sided():
+    t = rows(
+        ["A", 1, "adaptive", 0.60, 0.59, 0.61], ["A", 1, "fixed", 0.46, 0.45, 0.47], ["A", 1, "np", 0.55, 0.54, 0.56]
+    )
+    by45 = claim(kind="greater", a={"method": "adaptive"}, b={"method": "fixed"}, margin=0.45)
+    assert verdict(by45, t)["verdict"] == "does not hold"  # 14 points, not 45
+    assert verdict(claim(**{**by45.__dict__, "margin": 0.0}), t)["verdict"] == "holds"
+    # 'within 1 point of noise-free' is a loss: being 5 points above is none
+    two_sided = claim(kind="within", a={"method": "adaptive"}, b={"method": "np"}, tolerance=0.01)
+    assert verdict(two_sided, t)["verdict"] == "does not hold"
+    assert verdict(claim(**{**two_sided.__dict__, "side": "below"}), t)["verdict"] == "holds"
+
+
+def test_always_is_a_share_of_the_groups_above_the_chance_floor():
+    """p004_pm_beats_laplace: PM leads at 35 of 36 points; single-seed intervals overlap at many; one reversal
+    inside the intervals; some points at chance.  'Every group separates' could never hold."""
+    recs = []
+    for x in range(36):
+        pm, lap = (0.8, 0.6) if x < 20 else (0.7, 0.69) if x < 35 else (0.69, 0.70)
+        recs += [["A", x, "pm", pm, pm - 0.02, pm + 0.02], ["A", x, "laplace", lap, lap - 0.02, lap + 0.02]]
+    recs += [["A", 99, "pm", 0.11, 0.09, 0.13], ["A", 99, "laplace", 0.12, 0.10, 0.14]]
+    t = rows(*recs)
+    c = claim(kind="greater", a={"method": "pm"}, b={"method": "laplace"}, per=("x",), always=True, chance=0.1)
+    v = verdict(c, t)
+    assert v["verdict"] == "holds"
+    assert v["why"].startswith("a leads at 35 of 36 distinct points (20 separated, 0 against; 1 at the chance")
+    assert verdict(claim(**{**c.__dict__, "always": False}), t)["verdict"] == "inconclusive"
+    against = rows(*recs, ["A", 50, "pm", 0.5, 0.49, 0.51], ["A", 50, "laplace", 0.7, 0.69, 0.71])
+    assert verdict(c, against)["verdict"] == "does not hold"
+
+
+def test_a_trend_reads_every_point_and_shared_points_count_once():
+    zigzag = rows(*[["A", x, "pm", a, a - 0.01, a + 0.01] for x, a in zip(range(6), [0.5, 0.9, 0.5, 0.9, 0.5, 0.9])])
+    v = verdict(claim(kind="increasing", a={"method": "pm"}, x="x"), zigzag)
+    assert v["verdict"] == "inconclusive" and "6 points, rank correlation +0.29" in v["numbers"]
+    assert verdict(claim(kind="increasing", a={"method": "pm"}, x="x"), zigzag.iloc[[0, 5]])["verdict"] == "holds"
+    # a default point (epsilon 8, N_Q 30) in two sweeps is one group
+    t = pd.DataFrame(
+        {
+            "sweep": ["epsilon", "epsilon", "per_query", "per_query", "per_query", "per_query"],
+            "x": [8, 8, 30, 30, 60, 60],
+            "epsilon": [8, 8, 8, 8, 8, 8],
+            "per_query": [30, 30, 30, 30, 60, 60],
+            "mechanism": ["pm", "duchi"] * 3,
+            "accuracy": [0.9, 0.8, 0.9, 0.8, 0.85, 0.7],
+            "accuracy_low": [0.89, 0.79, 0.89, 0.79, 0.84, 0.69],
+            "accuracy_high": [0.91, 0.81, 0.91, 0.81, 0.86, 0.71],
+        }
+    )
+    c = claim(kind="greater", a={"mechanism": "pm"}, b={"mechanism": "duchi"}, per=("sweep", "x"))
+    assert verdict(c, t)["numbers"].count(" vs ") == 3
+    once = verdict(claim(**{**c.__dict__, "distinct": ("epsilon", "per_query", "mechanism")}), t)
+    assert once["numbers"].count(" vs ") == 2
+
+
+def test_closed_forms_are_exact_and_summarised_apart():
+    t = pd.DataFrame({"k": [2, 2], "sampling": ["with", "without"], "epsilon": [0.5, 0.7]})
+    c = claim(kind="greater", a={"sampling": "without"}, b={"sampling": "with"}, metric="epsilon", paper="002")
+    v = verdict(c, t)
+    assert v["verdict"] == "holds" and v["why"] == "exact values (closed form)" and v["form"] == "closed form"
+    trained = verdict(claim(kind="at_least", a={"method": "pm", "x": 8}, threshold=0.85, paper="002"), T[:2])
+    flagged = {**trained, "verdict": "untested", "flags": "diverged: peak", "why": "rows flagged: diverged: peak"}
+    table = pd.DataFrame([v, trained, flagged])
+    assert summary(table) == [
+        "paper 002: trained 1 of 2 hold, 1 untested; closed form 1 of 1 hold",
+        "untested on flagged rows: diverged 1",
+    ]
+    assert "single seed" in trained["why"]  # the rows carry no seeds column
+
+
+def test_a_headline_cell_against_the_paper_tightens_near_100_percent():
+    """FEMNIST Centralized 0.946 against the paper's 0.980 is a miss; CIFAR-10 NFDP 0.73 against 0.744 is not."""
+    from pipelib.report.claims import headline_tolerance
+
+    assert headline_tolerance(0.98) == 0.01 and headline_tolerance(0.744) == pytest.approx(0.0512)
+    t = pd.DataFrame(
+        {
+            "dataset": ["FEMNIST", "CIFAR-10", "CIFAR-10"],
+            "method": ["Centralized", "FedMD-NFDP", "FedMD-LDP"],
+            "accuracy": [0.946, 0.73, 0.2],
+            "accuracy_low": [0.94, 0.71, 0.18],
+            "accuracy_high": [0.952, 0.75, 0.22],
+            "paper_accuracy": [0.98, 0.744, None],
+        }
+    )
+    v = verdict(claim(kind="headline", a={}, per=("dataset", "method")), t)
+    assert v["verdict"] == "does not hold"
+    assert "CIFAR-10, FedMD-NFDP: 0.730 [0.710, 0.750] vs paper 0.744 (within 0.0512?)" in v["numbers"]
+    assert "FedMD-LDP" not in v["numbers"]  # a row the paper prints no value for is not a headline
+    assert verdict(claim(kind="headline", a={"method": "FedMD-NFDP"}), t)["verdict"] == "holds"
+
+
+def test_label_accuracy_against_a_threshold_reads_its_interval(tmp_path):
+    """p003_mnist_label_accuracy_above_097: 0.9702 against 0.97 flipped with a CPU's last bits."""
+    import json
+
+    from pipelib.privacy import NO_PRIVACY
+    from pipelib.report.tables import table_rknn
+    from pipelib.schema import result_row
+
+    path = tmp_path / "r.json"
+    row = {"dataset": "MNIST", "s": 40, "k": 1, "mechanism": "laplace", "epsilon": 0.1, "encoder": "umap_digits"}
+    row |= {"accuracy": 0.95, "test_n": 10000, "label_accuracy": 0.9702, "public_n": 5000, "n": 60000}
+    row |= {"method": "reverse k-NN", "scenario": "s", "public_dataset": "mnist", "private_dataset": "mnist"}
+    row |= {"preset": "tiny", "seed": 0, "wall_seconds": 1.0, "device": "cpu"}
+    path.write_text(json.dumps(result_row(NO_PRIVACY, **row)))
+    t = table_rknn(["MNIST"], [path], tmp_path / "t.csv", 1e-5)
+    assert t["label_accuracy_low"][0] < 0.97 < t["label_accuracy_high"][0]
+    c = claim(kind="at_least", a={"encoder": "umap_digits"}, metric="label_accuracy", threshold=0.97)
+    assert verdict(c, t)["verdict"] == "inconclusive"
+    assert verdict(c, t.drop(columns=["label_accuracy_low", "label_accuracy_high"]))["verdict"] == "holds"

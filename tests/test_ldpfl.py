@@ -262,6 +262,12 @@ def test_torch_default_init_puts_more_of_the_large_layer_inside_a_narrow_box():
     assert inside["torch"] > 0.8 > 0.5 > inside["he"]  # issue 51: about 84 % against under half
 
 
+def test_share_in_box_counts_every_value_inside_the_box():
+    params = {"w": torch.tensor([[-0.02, 0.0], [0.014, 0.016]]), "b": torch.tensor([0.01, -0.014, 0.03, 0.0])}
+    assert ldpfl.share_in_box(params, 0.0, 0.015) == pytest.approx(5 / 8)  # 0.016, 0.03 and -0.02 outside
+    assert ldpfl.share_in_box(params, 0.01, 0.005) == pytest.approx(2 / 8)  # 0.014 and 0.01
+
+
 def test_adaptive_ranges_keep_every_average_on_the_grid_of_the_ranges_broadcast_before_the_round():
     mech = registry.parse("twopoint-eps2.0")
     torch.manual_seed(0)
@@ -294,6 +300,9 @@ def test_table_ldpfl_states_both_guarantees(tiny):
     assert (private["epsilon"] == 8.0 * private["weights"] * 3).all() and (private["delta"] == 0).all()
     assert private["protected_unit"].str.contains("data set").all()
     assert private["paper_protected_unit"].str.contains("one weight").all()
+    # each run's best round beside its last (the diverged flag), and the row flags column
+    assert (t["peak_accuracy"] >= t["accuracy"]).all() and t["peak_round"].between(0, 3).all()
+    assert "flags" in t and t.loc[t.range == "fixed", "init_in_box"].between(0, 1).all()
 
 
 @pytest.mark.workflow
@@ -312,6 +321,8 @@ def test_ldpfl_ledger_has_one_row_per_client_with_the_rounds_it_joined(tiny):
     assert result["epsilon"] == pytest.approx(8.0 * result["weights"] * max(joined))
     rounds = pd_read_parquet(run / "rounds.parquet")
     assert list(rounds["round"]) == [0, 1, 2, 3] and rounds["accuracy"].between(0, 1).all()
+    # the fixed box's share of this run's initial weights (issue 52's substitute flag reads it)
+    assert result["init"] == "he" and 0 < result["init_in_box"] < 1
 
 
 def pd_read_parquet(path):

@@ -89,6 +89,12 @@ def torch_default_init(model: torch.nn.Module) -> None:
             m.reset_parameters()
 
 
+def share_in_box(params: dict[str, torch.Tensor], c: float, r: float) -> float:
+    """The share of all values of ``params`` inside [c - r, c + r]: what a fixed box leaves unclipped."""
+    inside = sum(int(((v - c).abs() <= r).sum()) for v in params.values())
+    return inside / sum(v.numel() for v in params.values())
+
+
 ADAPTIVE_RULES = ("noisy", "projected")
 
 
@@ -338,6 +344,9 @@ def run_row(job: Job, settings: dict) -> dict:
         range="adaptive" if ranges == "adaptive" else None if ranges is None else f"c={ranges[0]:g}, r={ranges[1]:g}",
         weights=d,
         arch=settings["arch"],
+        init=settings.get("init", "he"),
+        # a fixed box clips every initial value outside it in the first round (issue 51)
+        init_in_box=share_in_box(start, *ranges) if isinstance(ranges, tuple) else None,
         lr=settings["lr"],
         batch=settings["batch"],
         local_epochs=settings["local_epochs"],

@@ -22,7 +22,7 @@ from .. import stats
 from ..io import atomic_path, read_csv, read_json, read_table, write_csv
 from ..privacy import gaussian
 from ..privacy.nfdp import SAMPLINGS, WITH_REPLACEMENT, nfdp
-from . import paper, regime
+from . import flags, paper, regime
 from .parties import over_seeds
 
 STYLE = {
@@ -458,7 +458,7 @@ def p004_sweeps(out: dict, entries: list[dict]) -> pd.DataFrame:
 # --------------------------------------------------------------------------------------- paper 001
 
 P001_COLUMNS = ["dataset", "panel", "x", "run", "private", "accuracy", "accuracy_low", "accuracy_high"]
-P001_COLUMNS += ["epsilon", "paper_epsilon", "range"]
+P001_COLUMNS += ["epsilon", "paper_epsilon", "range", "peak_accuracy", "peak_round", "init", "init_in_box"]
 
 
 def ldpfl_data(entries: list[dict], with_rounds: bool = False) -> pd.DataFrame:
@@ -466,6 +466,9 @@ def ldpfl_data(entries: list[dict], with_rounds: bool = False) -> pd.DataFrame:
     accuracy after each round (``panel`` = rounds, ``x`` = round), from its rounds table."""
     rows = stats.with_accuracy_interval(_rows(entries).rename(columns={"artifact": "panel"}), "test_records")
     rows["private"] = rows["mechanism"] != "none"
+    # each run's best round: a final accuracy far under it is a run that diverged (pipelib.report.flags)
+    peaks = [flags.peak(read_table(e["path"].replace("result.json", "rounds.parquet")).to_pandas()) for e in entries]
+    rows["peak_accuracy"], rows["peak_round"] = [p[0] for p in peaks], [p[1] for p in peaks]
     data = rows.reindex(columns=P001_COLUMNS + ["fraction"])
     if with_rounds:
         per_round = []

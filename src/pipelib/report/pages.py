@@ -328,10 +328,12 @@ def claims_page(claims_csv, command: str) -> str:
         f"Command: `{command}`; preset: {', '.join(sorted(set(t['preset'])))}.",
         "",
         "Each claim is a finding a paper's text states, written as data in `src/pipelib/claims.yaml` with the "
-        "comparison that tests it (which rows, which metric, which direction or tolerance). Verdicts: *holds* "
-        "and *does not hold* when the rows' 95 % intervals separate them one way or the other; *inconclusive* "
-        "when the intervals overlap; *untested* when rows are missing or any of them departs from its paper's "
-        "privacy/utility regime (the `regime` column; never *does not hold* then).",
+        "comparison that tests it (which rows, which metric, which direction, margin or tolerance). Verdicts: "
+        "*holds* and *does not hold* when the tested quantity's 95 % interval lies on one side or the other; "
+        "*inconclusive* in between; *untested* when rows are missing, any of them departs from its paper's "
+        "privacy/utility regime (`regime`), or carries a row flag the claim does not accept (`flags`: utility "
+        "floor, diverged, at ceiling, substitute; docs/claims.md); never *does not hold* then. Closed forms "
+        "are counted apart from trained claims.",
         "",
         *[f"- {line}" for line in summary(t)],
         "",
@@ -339,10 +341,11 @@ def claims_page(claims_csv, command: str) -> str:
     for paper_id, rows in t.groupby("paper", sort=True):
         lines += [f"## Paper {paper_id}", ""]
         body = [
-            [r["claim"], r["where"], f"**{r['verdict']}**", r["numbers"], r["why"], r["regime"]]
+            [r["claim"], r["where"], f"**{r['verdict']}**", r["numbers"], r["why"], r["regime"], r.get("flags", "")]
             for r in rows.to_dict("records")
         ]
-        lines += [markdown_table(["claim", "where", "verdict", "numbers", "why", "regime departures"], body), ""]
+        header = ["claim", "where", "verdict", "numbers", "why", "regime departures", "row flags"]
+        lines += [markdown_table(header, body), ""]
     return "\n".join(lines) + "\n"
 
 

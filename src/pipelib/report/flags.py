@@ -1,0 +1,176 @@
+"""Row flags: where a result row's number is set by our own setup rather than by the method it reports.
+
+Beside a row's regime departures (:mod:`pipelib.report.regime`: the paper's parties, owners, answers), four
+flags, each computed from the results, never typed:
+
+- ``utility floor``: the row's own non-private reference (noise-free FedAvg for LDP-FL, FedMD-NP for FedMD)
+  sits more than ``FLOOR_MARGIN`` under the paper's value of that reference: our model or data cannot reach
+  the paper's utility before any noise, so a private row's shortfall says nothing about the mechanism;
+- ``diverged``: the row's run fell more than ``DIVERGE_DROP`` from its best round by its last (LDP-FL's
+  per-round accuracy): a training failure, not a converged accuracy;
+- ``at ceiling``: a private row equal to its non-private reference within its 95 % interval (reverse k-NN's
+  student on noise-free labels): the mechanism cost nothing and the stand-in (encoder, student) set the value;
+- ``substitute``: a teacher or model that is not the paper's (LDP-DL's teachers, ``teacher_departure``), or
+  a fixed weight box that holds under ``IN_BOX_MIN`` of the run's initial values (our initialisation, not the
+  paper's, decides what the box clips).
+
+Each flag is a text starting with its name ('diverged: peak 0.891 at round 4, final 0.544'); a row's
+``flags`` are '; '-joined.  A claim resting on a flagged row is untested with the flag named, unless the
+claim accepts that flag (:mod:`pipelib.report.claims`).  A figure's rows carry the dataset-level flags of
+their table (a utility floor, a substitute teacher) and their own (a run that diverged).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+NAMES = ("utility floor", "diverged", "at ceiling", "substitute")
+FLOOR_MARGIN = 0.10  # a non-private reference this far under the paper's cannot carry the paper's trade-off
+DIVERGE_DROP = 0.10  # a run whose last round is this far under its best round diverged
+IN_BOX_MIN = 0.5  # a fixed box holding less than this share of the initial weights clips the model it trains
+
+
+def name(flag: str) -> str:
+    """A flag's name: its text before the first ':'."""
+    return flag.split(":", 1)[0].strip()
+
+
+def split(cell) -> list[str]:
+    """The flags of a ``flags`` cell ('' and a missing value read back from CSV: none)."""
+    text = "" if cell is None or (isinstance(cell, float) and math.isnan(cell)) else str(cell)
+    return [f.strip() for f in text.split(";") if f.strip() and f.strip() != "nan"]
+
+
+def peak(rounds: pd.DataFrame) -> tuple[float, int]:
+    """(best accuracy, its round) of a run's global per-round accuracy (rows of party -1 where present)."""
+    g = rounds[rounds["party"] == -1] if "party" in rounds else rounds
+    best = g.loc[g["accuracy"].idxmax()]
+    return float(best["accuracy"]), int(best["round"])
+
+
+def diverged(row: dict) -> str:
+    """'diverged: ...' when the row's final accuracy is more than DIVERGE_DROP under its run's best round."""
+    best, final = row.get("peak_accuracy"), row.get("accuracy")
+    if best is None or final is None or pd.isna(best) or pd.isna(final) or best - final <= DIVERGE_DROP:
+        return ""
+    return f"diverged: peak {best:.3f} at round {int(row['peak_round'])}, final {final:.3f}"
+
+
+def clipped_box(row: dict) -> str:
+    """'substitute: ...' when a fixed box holds under IN_BOX_MIN of the run's initial weights."""
+    share = row.get("init_in_box")
+    if share is None or pd.isna(share) or share >= IN_BOX_MIN:
+        return ""
+    init = row.get("init") if isinstance(row.get("init"), str) else "he"
+    return f"substitute: the fixed box holds {share:.0%} of the initial weights ({init} initialisation)"
+
+
+def floor(reference: dict, what: str) -> str:
+    """'utility floor: ...' when a non-private reference row sits more than FLOOR_MARGIN under the paper's."""
+    ours, theirs = reference.get("accuracy"), reference.get("paper_accuracy")
+    if ours is None or theirs is None or pd.isna(ours) or pd.isna(theirs) or theirs - ours <= FLOOR_MARGIN:
+        return ""
+    return f"utility floor: {what} {ours:.3f} (paper {theirs:.3f})"
+
+
+def _join(*flags) -> str:
+    return "; ".join(dict.fromkeys(f for f in flags if f))
+
+
+def _dataset_floor(frame: pd.DataFrame, reference: dict, what: str) -> dict:
+    """dataset -> its utility-floor flag, from its reference row (``reference``: column filters)."""
+    keep = pd.Series(True, index=frame.index)
+    for column, value in reference.items():
+        keep &= frame[column] == value if column in frame else False
+    return {r["dataset"]: floor(r, what) for r in frame[keep].to_dict("records")}
+
+
+def ldpfl(frame: pd.DataFrame) -> pd.Series:
+    """table_ldpfl's flags: the dataset's noise-free FedAvg against the paper's, each run's divergence and box."""
+    floors = _dataset_floor(frame, {"method": "FedAvg"}, "noise-free FedAvg")
+    return pd.Series(
+        [_join(floors.get(r["dataset"], ""), diverged(r), clipped_box(r)) for r in frame.to_dict("records")],
+        index=frame.index,
+        dtype=object,
+    )
+
+
+def fedmd(frame: pd.DataFrame) -> pd.Series:
+    """table2's flags: the dataset's FedMD-NP against the paper's (every FedMD row rests on the same models)."""
+    floors = _dataset_floor(frame, {"method": "FedMD-NP"}, "FedMD-NP")
+    return frame["dataset"].map(floors).fillna("").astype(object)
+
+
+REFERENCE_KEYS = ("dataset", "encoder", "s", "k")  # reverse k-NN: the non-private row of the same clustering
+
+
+def rknn(frame: pd.DataFrame) -> pd.Series:
+    """table_rknn's flags: a private row at its non-private reference (mechanism none, same clustering)."""
+    keys = [k for k in REFERENCE_KEYS if k in frame]
+    reference = {tuple(r[k] for k in keys): r for r in frame[frame["mechanism"] == "none"].to_dict("records")}
+    out = []
+    for r in frame.to_dict("records"):
+        ref = reference.get(tuple(r[k] for k in keys))
+        flag = ""
+        if r["mechanism"] != "none" and ref is not None and not pd.isna(r.get("accuracy_low")):
+            if r["accuracy_low"] <= ref["accuracy"] <= r["accuracy_high"]:
+                flag = f"at ceiling: the student on noise-free labels reaches {ref['accuracy']:.4f}"
+        out.append(flag)
+    return pd.Series(out, index=frame.index, dtype=object)
+
+
+def ldpdl(frame: pd.DataFrame) -> pd.Series:
+    """table_ldpdl's flags: a row whose teachers stand in for the paper's (``teacher_departure``)."""
+    if "teacher_departure" not in frame:
+        return pd.Series("", index=frame.index, dtype=object)
+    return frame["teacher_departure"].map(lambda d: f"substitute: {d}" if split(d) else "").astype(object)
+
+
+TABLES = {"table_ldpfl": ldpfl, "table2": fedmd, "table_rknn": rknn, "table_ldpdl": ldpdl}
+# a view or a figure of a table's setting: the dataset-level flags of that table's rows (filters choose them)
+INHERITS = {
+    "table3": ("table2", {"method": "FedMD-NFDP"}),
+    "table4": ("table2", {"method": "FedMD-NFDP"}),
+    "table5": ("table2", {"method": "FedMD-NFDP"}),
+    "p001_": ("table_ldpfl", {"method": "FedAvg"}),
+    "p002_accuracy_vs_parties": ("table2", {"method": "FedMD-NFDP"}),
+    "p002_rounds": ("table2", {"method": "FedMD-NFDP"}),
+    "p004_": ("table_ldpdl", {"method": "LDP-DL"}),
+}
+DATASET_LEVEL = ("utility floor", "substitute")  # the flags a figure's rows inherit (not a run's own)
+
+
+def _inherited(name_: str, data: pd.DataFrame, frames: dict) -> pd.Series | None:
+    entry = next((e for prefix, e in INHERITS.items() if name_.startswith(prefix)), None)
+    table = frames.get(entry[0]) if entry else None
+    if table is None or "dataset" not in data:
+        return None
+    flagged = of_table(entry[0], table)
+    keep = pd.Series(True, index=table.index)
+    for column, value in entry[1].items():
+        keep &= table[column] == value if column in table else False
+    per_dataset = {}
+    for dataset, cells in flagged[keep].groupby(table.loc[keep, "dataset"]):
+        found = [f for cell in cells for f in split(cell) if name(f) in DATASET_LEVEL]
+        per_dataset[dataset] = _join(*found)
+    return data["dataset"].map(per_dataset).fillna("").astype(object)
+
+
+def of_table(name_: str, frame: pd.DataFrame) -> pd.Series:
+    """The flags of a table's rows (a table without its own flag rules: none)."""
+    rule = TABLES.get(name_)
+    return rule(frame) if rule else pd.Series("", index=frame.index, dtype=object)
+
+
+def of_source(name_: str, frame: pd.DataFrame, frames: dict) -> pd.Series:
+    """The flags of a claim source's rows: a table's own, or a view's and figure's inherited dataset-level flags
+    joined with their rows' own (a run that diverged, a box that clips)."""
+    own = of_table(name_, frame)
+    if name_.startswith("p001_"):
+        own = pd.Series([_join(diverged(r), clipped_box(r)) for r in frame.to_dict("records")], index=frame.index)
+    inherited = _inherited(name_, frame, frames)
+    if inherited is None:
+        return own.astype(object)
+    return pd.Series([_join(*split(a), *split(b)) for a, b in zip(inherited, own)], index=frame.index, dtype=object)
