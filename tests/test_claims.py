@@ -325,7 +325,8 @@ def test_a_run_that_diverged_leaves_its_claim_untested():
     assert verdict(c, t)["verdict"] == "does not hold"
     t["flags"] = [flags.diverged(r) for r in t.to_dict("records")]
     v = verdict(c, t)
-    assert v["verdict"] == "untested" and v["why"] == "rows flagged: diverged: peak 0.891 at round 4, final 0.103"
+    assert v["verdict"] == "untested" and v["why"] == "rows flagged: diverged"
+    assert v["flags"] == "diverged: peak 0.891 at round 4, final 0.103"
 
 
 def test_a_utility_floor_under_the_papers_noise_free_model_leaves_its_claims_untested():
@@ -486,7 +487,7 @@ def test_closed_forms_are_exact_and_summarised_apart():
     v = verdict(c, t)
     assert v["verdict"] == "holds" and v["why"] == "exact values (closed form)" and v["form"] == "closed form"
     trained = verdict(claim(kind="at_least", a={"method": "pm", "x": 8}, threshold=0.85, paper="002"), T[:2])
-    flagged = {**trained, "verdict": "untested", "flags": "diverged: peak", "why": "rows flagged: diverged: peak"}
+    flagged = {**trained, "verdict": "untested", "flags": "diverged: peak", "why": "rows flagged: diverged"}
     table = pd.DataFrame([v, trained, flagged])
     assert summary(table) == [
         "paper 002: trained 1 of 2 hold, 1 untested; closed form 1 of 1 hold",
@@ -536,3 +537,53 @@ def test_label_accuracy_against_a_threshold_reads_its_interval(tmp_path):
     c = claim(kind="at_least", a={"encoder": "umap_digits"}, metric="label_accuracy", threshold=0.97)
     assert verdict(c, t)["verdict"] == "inconclusive"
     assert verdict(c, t.drop(columns=["label_accuracy_low", "label_accuracy_high"]))["verdict"] == "holds"
+
+
+def test_an_inconclusive_claim_on_repeated_rows_says_how_many_seeds_would_decide_it():
+    """Two rows of 3 seeds each, 1 point apart with a seed spread of 1 point: the 95 % half-width of the
+    difference over n seeds is 1.96 * sqrt(2) * 0.01 / sqrt(n), under 0.01 from n = 8."""
+    from pipelib.report.claims import seeds_needed
+
+    t = pd.DataFrame(
+        {
+            "method": ["a", "b"],
+            "accuracy": [0.80, 0.79],
+            "accuracy_low": [0.775, 0.765],
+            "accuracy_high": [0.825, 0.815],
+            "accuracy_seed_std": [0.01, 0.01],
+            "seeds": [3, 3],
+        }
+    )
+    c = claim(kind="greater", a={"method": "a"}, b={"method": "b"})
+    v = verdict(c, t)
+    assert v["verdict"] == "inconclusive" and "about 8 seeds a side would decide it" in v["why"]
+    assert "single seed" not in v["why"]
+    one = verdict(c, t.assign(seeds=1))
+    assert "seeds a side" not in one["why"] and "single seed" in one["why"]
+    assert seeds_needed(claim(**{**c.__dict__, "margin": 0.01}), type("G", (), {"a": None, "b": None})) is None
+
+
+def test_a_paper_page_lists_its_papers_claims_checked_on_its_own_rows(tmp_path):
+    """paper004.md's claims section: generated from the page's table (per arm), flags named, never typed."""
+    from pipelib.report.pages import claims_section
+
+    t = pd.DataFrame(
+        {
+            "dataset": ["MNIST"] * 3,
+            "method": ["LDP-DL", "PATE", "PATE"],
+            "teacher_arm": [None, "same", "own"],
+            "epsilon": [8.0, 8.0, 8.0],
+            "accuracy": [0.96, 0.90, 0.95],
+            "accuracy_low": [0.955, 0.895, 0.945],
+            "accuracy_high": [0.965, 0.905, 0.955],
+            "teacher_departure": ["ridge heads (paper: ResNet50)", "ridge heads (paper: PATE's own)", None],
+            "paper_accuracy": [0.988, 0.982, 0.982],
+        }
+    )
+    t.to_csv(tmp_path / "table_ldpdl.csv", index=False)
+    lines = claims_section("004", {"table_ldpdl": tmp_path / "table_ldpdl.csv", "p004_mnist": None})
+    text = "\n".join(lines)
+    assert lines[0] == "## Paper 004's claims on these rows"
+    assert "| p004_ldpdl_beats_pate_same_teachers |" in text and "**holds**" in text  # 0.96 over 0.90, same teachers
+    beats_own = next(line for line in text.splitlines() if line.startswith("| p004_ldpdl_beats_pate |"))
+    assert "**untested**" in beats_own and "rows flagged: substitute" in beats_own

@@ -202,6 +202,8 @@ class Side:
     value: float
     low: float
     high: float
+    std: float = math.nan  # the spread over seeds (repeats), where measured
+    seeds: int = 1
 
     @property
     def half(self) -> float:
@@ -229,7 +231,10 @@ def _side(rows: pd.DataFrame, metric: str) -> Side:
     r = rows.iloc[0]
     value = float(r[metric])
     if f"{metric}_low" in r and not pd.isna(r[f"{metric}_low"]):
-        return Side(value, float(r[f"{metric}_low"]), float(r[f"{metric}_high"]))
+        spread = f"{metric}_seed_std"  # over the seeds' runs (pipelib.report.parties), not over one run's parties
+        std = float(r[spread]) if spread in r and not pd.isna(r[spread]) else math.nan
+        seeds = int(r["seeds"]) if "seeds" in r and not pd.isna(r["seeds"]) else 1
+        return Side(value, float(r[f"{metric}_low"]), float(r[f"{metric}_high"]), std, seeds)
     if "accuracy" in metric:
         return Side(value, math.nan, math.nan)
     return Side(value, value, value)
@@ -431,6 +436,24 @@ def _always(c: Claim, groups: list[Group]) -> tuple[str, str]:
     return "inconclusive", text
 
 
+Z95 = 1.959963984540054
+
+
+def seeds_needed(c: Claim, g: Group) -> int | None:
+    """How many seeds per side the measured spread says would decide an inconclusive group: the n at which the
+    difference's 95 % half-width over n seeds (each side's seed spread in quadrature) is less than the distance
+    from the measured difference to the claim's boundary (the margin, or the tolerance); None without a spread
+    measured on both sides (repeats of 2 seeds or more)."""
+    if g.a is None or g.b is None or math.isnan(g.a.std) or math.isnan(g.b.std) or min(g.a.seeds, g.b.seeds) < 2:
+        return None
+    d = g.a.value - g.b.value
+    distance = abs(d - c.margin) if c.kind == "greater" else abs((c.tolerance or 0) - abs(d))
+    spread = math.hypot(g.a.std, g.b.std)
+    if distance == 0:
+        return None
+    return max(2, math.ceil((Z95 * spread / distance) ** 2))
+
+
 def _single_seed(frame: pd.DataFrame, c: Claim) -> bool:
     """Whether the claim's measured rows are single runs (no ``seeds`` column, or one seed)."""
     if c.form != "trained":
@@ -486,7 +509,7 @@ def verdict(c: Claim, frame: pd.DataFrame | None) -> dict:
     elif regime:
         early = "rows outside the paper's regime"
     elif not tested:
-        early = "rows flagged: " + flag_text
+        early = "rows flagged: " + ", ".join(dict.fromkeys(rowflags.name(f) for g in flagged for f in g.flags))
     if early is not None:
         return {**out, "numbers": "" if numbers == early else numbers, "verdict": "untested", "why": early}
     left_out = f"; {len(flagged)} of {len(results)} groups flagged, left out" if flagged else ""
@@ -508,6 +531,10 @@ def verdict(c: Claim, frame: pd.DataFrame | None) -> dict:
             else ("" if c.kind in ("at_least", "at_most") else "the 95 % intervals decide")
         )
     why += left_out
+    if overall == "inconclusive" and c.kind in ("greater", "within") and not c.always:
+        needed = [seeds_needed(c, g) for g in tested if g.verdict == "inconclusive"]
+        if needed and all(n is not None for n in needed):
+            why += f"; about {max(needed)} seeds a side would decide it at the measured spread"
     if overall in ("holds", "does not hold", "inconclusive") and _single_seed(frame, c):
         why += "; single seed: the interval covers the test set only"
     out["numbers"] = "" if out["numbers"] == why else out["numbers"]
@@ -529,7 +556,7 @@ def _numbers(results: list[tuple[str, str]]) -> str:
     return "; ".join(results[i][1] for i in keep) + f"; and {len(hidden)} more groups ({counts})"
 
 
-def _source(frames: dict, name: str) -> pd.DataFrame | None:
+def source_frame(frames: dict, name: str) -> pd.DataFrame | None:
     """The table a claim reads: one source, or every source a glob (``p004_*``) matches, joined."""
     names = [n for n in frames if fnmatch.fnmatchcase(n, name)]
     return pd.concat([frames[n] for n in sorted(names)], ignore_index=True) if names else None
@@ -552,7 +579,7 @@ def with_flags(frames: dict) -> dict:
 def claims_table(claims: list[Claim], sources: dict, out_csv, preset: str) -> pd.DataFrame:
     """results/claims.csv: every claim's verdict on this run's tables (``sources``: source name -> CSV path)."""
     frames = with_flags({name: pd.read_csv(path) for name, path in sources.items()})
-    rows = [{**verdict(c, _source(frames, c.source)), "preset": preset} for c in claims]
+    rows = [{**verdict(c, source_frame(frames, c.source)), "preset": preset} for c in claims]
     table = pd.DataFrame(rows, columns=CLAIMS_COLUMNS)
     write_csv(table, out_csv)
     return table

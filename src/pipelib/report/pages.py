@@ -16,6 +16,7 @@ import pandas as pd
 from .. import stats
 from ..io import atomic_path
 from ..privacy.audit import epsilon_lower_bound
+from . import claims as claimsmod
 from . import paper, regime
 from .claims import summary
 
@@ -888,6 +889,8 @@ def paper004_page(table_csv, figures: dict, command: str, figure_data: dict | No
         for name in figures
         if name.startswith("p004_")
     }
+    if table_csv is not None:
+        lines += claims_section("004", {"table_ldpdl": table_csv, **(figure_data or {})})
     if not titles:
         return "\n".join(lines + ["No figure rows of this run selection."])
     for name, title in titles.items():
@@ -901,6 +904,29 @@ def paper004_page(table_csv, figures: dict, command: str, figure_data: dict | No
                 "",
             ]
     return "\n".join(lines)
+
+
+def claims_section(paper: str, sources: dict) -> list[str]:
+    """Paper ``paper``'s claims (src/pipelib/claims.yaml) checked on this page's rows (``sources``: claim source
+    name -> CSV path, None where this run has none): the per-paper summary and each claim's verdict."""
+    frames = claimsmod.with_flags({name: pd.read_csv(path) for name, path in sources.items() if path})
+    rows = [
+        claimsmod.verdict(c, claimsmod.source_frame(frames, c.source))
+        for c in claimsmod.load_claims()
+        if c.paper == paper
+    ]
+    body = [[r["id"], r["claim"], f"**{r['verdict']}**", r["numbers"], r["why"], r["flags"]] for r in rows]
+    return [
+        f"## Paper {paper}'s claims on these rows",
+        "",
+        "Checked by the claim checker (`src/pipelib/claims.yaml`, [docs/claims.md](../../claims.md)) on this page's "
+        "table and figure data; the preset's full list is [claims.md](claims.md).",
+        "",
+        *[f"- {line}" for line in summary(pd.DataFrame(rows))],
+        "",
+        markdown_table(["id", "claim", "verdict", "numbers", "why", "row flags"], body),
+        "",
+    ]
 
 
 def paper001_page(table_csv, figures: dict, command: str, figure_data: dict | None = None) -> str:

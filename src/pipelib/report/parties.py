@@ -32,7 +32,8 @@ def over_seeds(rows: list[dict], result_paths: list) -> dict:
     beside their rounds tables): the guarantee of the run with the largest (epsilon, delta) (it holds for every
     model the row averages), the first run's scenario and seed, the mean of the runs' accuracies, its 95 %
     interval over the seeds and the test records (one run: over its parties,
-    :func:`pipelib.stats.repeated_accuracy_interval`), the spread of all their parties and the number of seeds."""
+    :func:`pipelib.stats.repeated_accuracy_interval`), the spread of all their parties, that of the runs over
+    the seeds (two or more) and the number of seeds."""
     parties = [final_party_accuracies(Path(p).with_name("rounds.parquet")) for p in result_paths]
     row = {**max(rows, key=lambda x: (x["epsilon"], x["delta"])), **{k: rows[0][k] for k in ("scenario", "seed")}}
     low, high = stats.repeated_accuracy_interval(parties, int(row["test_n"]))
@@ -43,6 +44,8 @@ def over_seeds(rows: list[dict], result_paths: list) -> dict:
         "accuracy_low": low,
         "accuracy_high": high,
         "accuracy_std": float(np.concatenate(parties).std()),
+        # the spread of the runs' accuracies over the seeds: what more seeds average down
+        "accuracy_seed_std": float(np.std([x["accuracy"] for x in rows], ddof=1)) if len(rows) > 1 else None,
         "accuracy_any_class": float(np.mean([x["accuracy_any_class"] for x in rows])),
         "wall_seconds": float(sum(x["wall_seconds"] for x in rows)),
     }
