@@ -587,3 +587,13 @@ def test_a_paper_page_lists_its_papers_claims_checked_on_its_own_rows(tmp_path):
     assert "| p004_ldpdl_beats_pate_same_teachers |" in text and "**holds**" in text  # 0.96 over 0.90, same teachers
     beats_own = next(line for line in text.splitlines() if line.startswith("| p004_ldpdl_beats_pate |"))
     assert "**untested**" in beats_own and "rows flagged: substitute" in beats_own
+
+
+def test_a_closed_form_is_checked_whatever_the_rows_regime():
+    t = pd.DataFrame(
+        {"k": [2, 2], "sampling": ["with", "without"], "epsilon": [0.5, 0.7], "regime": ["party size n = 364"] * 2}
+    )
+    c = claim(kind="greater", a={"sampling": "without"}, b={"sampling": "with"}, metric="epsilon")
+    assert verdict(c, t)["verdict"] == "holds"
+    purity = claim(kind="increasing", a={}, x="k", metric="cluster_purity")
+    assert purity.form == "trained"

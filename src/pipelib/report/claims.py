@@ -31,7 +31,8 @@ paper's privacy/utility regime (a row's ``regime``), or when its rows carry a ro
 ``accepts`` (a claim about that very reference accepts it); flagged groups of a ``per`` claim are left out and
 named, and the claim is untested when none remain.  So is an ``at_least`` claim missed by a row at its
 ``ceiling`` (a column that bounds the metric whatever the method does) below the threshold.  A claim on a
-closed form (a metric without an interval: epsilon, delta) is exact and summarised apart from trained ones.
+closed form (epsilon, delta, sigma, answers per owner) is exact, read whatever the rows' regime and flags (an
+identity of our formulas at the rows' parameters), and summarised apart from trained ones.
 A verdict on single-seed rows says so: their interval covers the test set only, not the training's spread.
 """
 
@@ -117,8 +118,9 @@ class Claim:
 
     @property
     def form(self) -> str:
-        """'closed form' for a claim on an exact quantity (epsilon, delta, sigma), else 'trained'."""
-        return "trained" if "accuracy" in self.metric else "closed form"
+        """'closed form' for a claim on a quantity our formulas give exactly (epsilon, delta, sigma, answers per
+        owner), else 'trained' (an accuracy, or a clustering's purity)."""
+        return "trained" if "accuracy" in self.metric or "purity" in self.metric else "closed form"
 
 
 FIELDS = (
@@ -291,8 +293,8 @@ class Group:
 
 
 def _flags(c: Claim, rows: pd.DataFrame) -> tuple:
-    """The row flags of ``rows`` that the claim does not accept."""
-    if "flags" not in rows:
+    """The row flags of ``rows`` that the claim does not accept (none for a closed form: no model is involved)."""
+    if "flags" not in rows or c.form != "trained":
         return ()
     found = [f for cell in rows["flags"] for f in rowflags.split(cell) if rowflags.name(f) not in c.accepts]
     return tuple(dict.fromkeys(found))
@@ -472,7 +474,8 @@ def verdict(c: Claim, frame: pd.DataFrame | None) -> dict:
     missing = [col for col in (*c.per, *([c.x] if c.x else []), c.metric) if col not in frame]
     if missing:
         return {**row, **empty, "verdict": "untested", "why": f"{c.source} has no column {missing[0]}"}
-    regime = _regime(frame, c)
+    # a closed form is an identity of our formulas at the rows' own parameters: true or false whatever the regime
+    regime = _regime(frame, c) if c.form == "trained" else []
     # group on 3 significant figures: an accountant's epsilon (4.99998) falls with its nominal value (5)
     keys = frame[list(c.per)].apply(lambda col: col.map(_nominal)) if c.per else None
     groups = list(frame.groupby([keys[k] for k in c.per], sort=True, dropna=False)) if c.per else [((), frame)]
