@@ -137,5 +137,4 @@ def test_the_committed_ldpdl_device_page_is_what_its_script_writes_from_its_rows
     assert list(tested["id"]) == [
         "p004_ldpdl_beats_pate_same_teachers",
         "p004_table1_eps8_beats_eps5",
-        "p004_owner_answers_at_most_r",  # a closed form on the rows' own privacy accounts
     ]

@@ -46,6 +46,7 @@ from pathlib import Path
 
 import pandas as pd
 import yaml
+from scipy.stats import t as _t
 
 from ..io import write_csv
 from . import flags as rowflags
@@ -290,6 +291,9 @@ class Group:
     a: Side | None = None
     b: Side | None = None
     flags: tuple = ()
+    rows: pd.DataFrame | None = None  # the rows it read
+    regime: list = field(default_factory=list)
+    left_out: str = ""  # why a group is left out of the verdict: outside the regime, flagged, at chance
 
 
 def _flags(c: Claim, rows: pd.DataFrame) -> tuple:
@@ -308,17 +312,18 @@ def _series(c: Claim, frame: pd.DataFrame, a_rows: pd.DataFrame) -> Group:
     """increasing / decreasing / gap: the group's points along x."""
     if c.kind == "gap":
         b_rows = frame[_matches(frame, c.b)]
-        xs = sorted(set(a_rows[c.x]) & set(b_rows[c.x]))
+        ax, bx = a_rows[c.x].map(_nominal), b_rows[c.x].map(_nominal)  # 4.99998 pairs with 5
+        xs = sorted(set(ax.dropna()) & set(bx.dropna()))
         points = []
         for x in xs:
-            at_a, at_b = a_rows[a_rows[c.x] == x], b_rows[b_rows[c.x] == x]
+            at_a, at_b = a_rows[ax == x], b_rows[bx == x]
             if len(at_a) != 1 or len(at_b) != 1:
                 return Group("untested", f"{len(at_a)} {_rows(c.a)} and {len(at_b)} {_rows(c.b)} at {c.x} {x:g}")
             points.append((x, _side(at_b, c.metric).minus(_side(at_a, c.metric))))
-        rows = pd.concat([a_rows[a_rows[c.x].isin(xs)], b_rows[b_rows[c.x].isin(xs)]])
+        rows = pd.concat([a_rows[ax.isin(xs)], b_rows[bx.isin(xs)]])
         what = "gap "
     else:
-        series = a_rows.sort_values(c.x)
+        series = a_rows[a_rows[c.x].notna()].sort_values(c.x)
         if len(series) != series[c.x].nunique():
             values = series[c.x].nunique()
             return Group("untested", f"{len(series)} {_rows(c.a)} at {values} values of {c.x}, one per value needed")
@@ -327,7 +332,7 @@ def _series(c: Claim, frame: pd.DataFrame, a_rows: pd.DataFrame) -> Group:
     if len(points) < 2:
         return Group("skip", "") if c.per else Group("untested", f"needs rows at two values of {c.x} or more")
     verdict_, numbers = _trend(c, points, what)
-    return Group(verdict_, numbers, points[-1][1], points[0][1], _flags(c, rows))
+    return Group(verdict_, numbers, points[-1][1], points[0][1], _flags(c, rows), rows)
 
 
 def _threshold(c: Claim, a_rows: pd.DataFrame, a: Side) -> Group:
@@ -338,16 +343,16 @@ def _threshold(c: Claim, a_rows: pd.DataFrame, a: Side) -> Group:
     flags = _flags(c, a_rows)
     if c.kind == "at_most":
         v = "holds" if high <= c.threshold else "does not hold" if low > c.threshold else "inconclusive"
-        return Group(v, numbers, a, flags=flags)
+        return Group(v, numbers, a, flags=flags, rows=a_rows)
     v = "holds" if low >= c.threshold else "does not hold" if high < c.threshold else "inconclusive"
     cap = float(a_rows[c.ceiling].iloc[0]) if c.ceiling and c.ceiling in a_rows else math.nan
     if math.isnan(cap):
-        return Group(v, numbers, a, flags=flags)
+        return Group(v, numbers, a, flags=flags, rows=a_rows)
     numbers += f" ({c.ceiling} {cap:.4g})"
     if v != "holds" and cap < c.threshold and a.value >= cap - CEILING_TOLERANCE:
         # the method lost nothing against the bound, and the bound itself is short of the threshold
         return Group("untested", f"{numbers}: at its {c.ceiling}, which is below the threshold before any noise")
-    return Group(v, numbers, a, flags=flags)
+    return Group(v, numbers, a, flags=flags, rows=a_rows)
 
 
 def headline_tolerance(printed: float) -> float:
@@ -388,80 +393,91 @@ def _group(c: Claim, frame: pd.DataFrame) -> Group:
         b = Side(printed, printed, printed)
         tolerance = c.tolerance if c.tolerance is not None else headline_tolerance(b.value)
         numbers = f"{a.text()} vs paper {b.value:.4g} (within {tolerance:.3g}?)"
-        return Group(_within(c, a, b, tolerance), numbers, a, b, _flags(c, a_rows))
+        return Group(_within(c, a, b, tolerance), numbers, a, b, _flags(c, a_rows), a_rows)
     b_rows = frame[_matches(frame, c.b)]
     if c.per and b_rows.empty:
         return Group("skip", "")  # a group with no rows b (a point the other side was not run at)
     if _one(b_rows, c.b):
         return Group("untested", _one(b_rows, c.b))
+    if a_rows.index.equals(b_rows.index):
+        return Group("untested", f"{_rows(c.a)} and {_rows(c.b)} are the same row: nothing is compared")
     b = _side(b_rows, c.metric)
     numbers = f"{a.text()} vs {b.text()}"
-    flags = _flags(c, pd.concat([a_rows, b_rows]))
+    rows = pd.concat([a_rows, b_rows])
+    flags = _flags(c, rows)
     if c.kind == "greater":
         if c.margin:
             numbers += f" (by more than {c.margin:g}?)"
-        return Group(_above(a.minus(b), c.margin), numbers, a, b, flags)
+        return Group(_above(a.minus(b), c.margin), numbers, a, b, flags, rows)
     numbers += (
         f" ({'at most' if c.side == 'below' else 'within'} {c.tolerance:g}{' under' if c.side == 'below' else ''}?)"
     )
-    return Group(_within(c, a, b, c.tolerance), numbers, a, b, flags)
+    return Group(_within(c, a, b, c.tolerance), numbers, a, b, flags, rows)
 
 
 def _nominal(value):
     return float(f"{value:.3g}") if isinstance(value, float) and math.isfinite(value) else value
 
 
-def _regime(frame: pd.DataFrame, c: Claim) -> list[str]:
-    """The regime departures of the claim's rows (their ``regime`` column)."""
-    if "regime" not in frame:
+def _regime(rows: pd.DataFrame | None) -> list[str]:
+    """The regime departures of a group's rows (their ``regime`` column)."""
+    if rows is None or "regime" not in rows:
         return []
-    rows = frame[_matches(frame, c.a) | (_matches(frame, c.b) if c.b else False)]
-    return sorted({str(f) for f in rows["regime"].dropna() if str(f)})
+    return sorted({str(f) for f in rows["regime"].dropna() if str(f) and str(f) != "nan"})
 
 
 def _always(c: Claim, groups: list[Group]) -> tuple[str, str]:
-    """An 'always' claim over its groups: left out at the chance floor; none against, a leads in ``share``."""
-    floor = None if c.chance is None else c.chance + CHANCE_MARGIN
-    kept = [g for g in groups if floor is None or max(g.a.value, g.b.value) > floor]
-    dropped = len(groups) - len(kept)
-    against = sum(g.verdict == "does not hold" for g in kept)
-    separated = sum(g.verdict == "holds" for g in kept)
-    leads = sum(g.a.value > g.b.value for g in kept)
-    text = f"a leads at {leads} of {len(kept)} distinct points ({separated} separated, {against} against"
-    text += f"; {dropped} at the chance floor left out)" if dropped else ")"
-    if not kept:
-        return "untested", text
+    """An 'always' claim over its groups (those at the chance floor already left out): none against, a leads in
+    ``share`` of them, one at least separated."""
+    against = sum(g.verdict == "does not hold" for g in groups)
+    separated = sum(g.verdict == "holds" for g in groups)
+    leads = sum(g.a.value > g.b.value for g in groups)
+    text = f"a leads at {leads} of {len(groups)} distinct points ({separated} separated, {against} against)"
     if against:
         return "does not hold", text
-    if separated and leads >= c.share * len(kept):
+    if separated and leads >= c.share * len(groups):
         return "holds", text
     return "inconclusive", text
 
 
-Z95 = 1.959963984540054
+def _at_chance(c: Claim, g: Group) -> bool:
+    """Both sides of a two-sided comparison within CHANCE_MARGIN of the claim's ``chance`` accuracy."""
+    if c.chance is None or g.a is None or g.b is None or c.kind not in ("greater", "within"):
+        return False
+    return max(g.a.value, g.b.value) <= c.chance + CHANCE_MARGIN
 
 
-def seeds_needed(c: Claim, g: Group) -> int | None:
-    """How many seeds per side the measured spread says would decide an inconclusive group: the n at which the
-    difference's 95 % half-width over n seeds (each side's seed spread in quadrature) is less than the distance
-    from the measured difference to the claim's boundary (the margin, or the tolerance); None without a spread
-    measured on both sides (repeats of 2 seeds or more)."""
+def seeds_needed(c: Claim, g: Group, most: int = 1000) -> int | None:
+    """How many seeds per side the measured spread says would decide an inconclusive group: the smallest n at
+    which Student's t half-width of the difference over n seeds a side (each side's seed spread in quadrature)
+    is under the distance from the measured difference to the claim's boundary (its margin or tolerance); None
+    without a spread measured on both sides (2 seeds or more), or beyond ``most``."""
     if g.a is None or g.b is None or math.isnan(g.a.std) or math.isnan(g.b.std) or min(g.a.seeds, g.b.seeds) < 2:
         return None
     d = g.a.value - g.b.value
-    distance = abs(d - c.margin) if c.kind == "greater" else abs((c.tolerance or 0) - abs(d))
+    if c.kind == "greater":
+        distance = abs(d - c.margin)
+    elif c.side == "below":
+        distance = abs(c.tolerance - (-d))  # the loss of a under b, signed, against the tolerance
+    else:
+        distance = abs(c.tolerance - abs(d))
     spread = math.hypot(g.a.std, g.b.std)
-    if distance == 0:
-        return None
-    return max(2, math.ceil((Z95 * spread / distance) ** 2))
+    for n in range(2, most + 1):
+        if float(_t.ppf(0.975, 2 * n - 2)) * spread / math.sqrt(n) < distance:
+            return n
+    return None
 
 
-def _single_seed(frame: pd.DataFrame, c: Claim) -> bool:
-    """Whether the claim's measured rows are single runs (no ``seeds`` column, or one seed)."""
+def _single_seed(c: Claim, groups: list[Group]) -> bool:
+    """Whether any measured row the verdict read is a single run (no ``seeds`` column, or one seed)."""
     if c.form != "trained":
         return False
-    rows = frame[_matches(frame, c.a) | (_matches(frame, c.b) if c.b else False)]
-    return "seeds" not in rows or bool(pd.to_numeric(rows["seeds"], errors="coerce").fillna(1).le(1).any())
+    for g in groups:
+        if g.rows is None:
+            continue
+        if "seeds" not in g.rows or bool(pd.to_numeric(g.rows["seeds"], errors="coerce").fillna(1).le(1).any()):
+            return True
+    return False
 
 
 def verdict(c: Claim, frame: pd.DataFrame | None) -> dict:
@@ -471,11 +487,10 @@ def verdict(c: Claim, frame: pd.DataFrame | None) -> dict:
     empty = {"numbers": "", "regime": "", "flags": ""}
     if frame is None:
         return {**row, **empty, "verdict": "untested", "why": f"{c.source} is not made by this run"}
-    missing = [col for col in (*c.per, *([c.x] if c.x else []), c.metric) if col not in frame]
+    needed = (*c.per, *([c.x] if c.x else []), c.metric, *c.distinct)
+    missing = [col for col in needed if col not in frame]
     if missing:
         return {**row, **empty, "verdict": "untested", "why": f"{c.source} has no column {missing[0]}"}
-    # a closed form is an identity of our formulas at the rows' own parameters: true or false whatever the regime
-    regime = _regime(frame, c) if c.form == "trained" else []
     # group on 3 significant figures: an accountant's epsilon (4.99998) falls with its nominal value (5)
     keys = frame[list(c.per)].apply(lambda col: col.map(_nominal)) if c.per else None
     groups = list(frame.groupby([keys[k] for k in c.per], sort=True, dropna=False)) if c.per else [((), frame)]
@@ -488,44 +503,63 @@ def verdict(c: Claim, frame: pd.DataFrame | None) -> dict:
             continue
         if c.distinct:  # the same runs again (a sweep's default point in several sweeps): one group
             used = rows[_matches(rows, c.a) | (_matches(rows, c.b) if c.b else False)]
-            same = tuple(sorted(map(str, used[[k for k in c.distinct if k in used]].itertuples(index=False))))
+            same = tuple(sorted(map(str, used[list(c.distinct)].itertuples(index=False))))
             if same in seen:
                 continue
             seen.add(same)
+        # a closed form is an identity of our formulas at the rows' own parameters: true whatever the regime
+        departures = _regime(g.rows) if c.form == "trained" else []
+        if g.verdict != "untested":
+            g.left_out = (
+                "outside the regime"
+                if departures
+                else "flagged"
+                if g.flags
+                else "at chance"
+                if _at_chance(c, g)
+                else ""
+            )
+        g.regime = departures
         label = ", ".join(
             f"{k:g}" if isinstance(k, float) else f"{k}" for k in (key if isinstance(key, tuple) else (key,))
         )
-        g.numbers = f"{label}: {g.numbers}" if c.per else g.numbers
+        text = f"{label}: {g.numbers}" if c.per else g.numbers
+        g.numbers = f"[{g.left_out}] {text}" if g.left_out and c.per else text
         results.append(g)
-    regime_text = "; ".join(regime)
     if not results:
-        return {**row, **empty, "verdict": "untested", "why": "no rows match", "regime": regime_text}
-    flagged = [g for g in results if g.flags]
-    flag_text = "; ".join(dict.fromkeys(f for g in flagged for f in g.flags))
-    tested = [g for g in results if not g.flags]
+        return {**row, **empty, "verdict": "untested", "why": "no rows match"}
+    regime_text = "; ".join(dict.fromkeys(d for g in results for d in g.regime))
+    flag_text = "; ".join(dict.fromkeys(f for g in results for f in g.flags))
+    tested = [g for g in results if not g.left_out]
     numbers = _numbers([(g.verdict, g.numbers) for g in results])
     out = {**row, "numbers": numbers, "regime": regime_text, "flags": flag_text}
-    verdicts = [g.verdict for g in tested]
+    reasons = {
+        "outside the regime": "rows outside the paper's regime",
+        "flagged": "rows flagged: " + ", ".join(dict.fromkeys(rowflags.name(f) for g in results for f in g.flags)),
+        "at chance": "both sides at the chance floor",
+    }
     early = None
     if "untested" in [g.verdict for g in results]:
         early = next(g.numbers for g in results if g.verdict == "untested")
-    elif regime:
-        early = "rows outside the paper's regime"
     elif not tested:
-        early = "rows flagged: " + ", ".join(dict.fromkeys(rowflags.name(f) for g in flagged for f in g.flags))
+        early = "; ".join(reasons[r] for r in dict.fromkeys(g.left_out for g in results))
     if early is not None:
         return {**out, "numbers": "" if numbers == early else numbers, "verdict": "untested", "why": early}
-    left_out = f"; {len(flagged)} of {len(results)} groups flagged, left out" if flagged else ""
+    counts = {r: sum(g.left_out == r for g in results) for r in reasons}
+    left_out = ", ".join(f"{n} {r}" for r, n in counts.items() if n)
+    left_out = f"; {len(results) - len(tested)} of {len(results)} groups left out ({left_out})" if left_out else ""
+    verdicts = [g.verdict for g in tested]
     if c.always:
         overall, why = _always(c, tested)
     elif "does not hold" in verdicts:
         overall, why = (
             "does not hold",
             ("the exact values show the opposite" if c.form != "trained" else "the 95 % intervals show the opposite")
-            + (" in a group" if c.per else ""),
+            + (" in a group" if len(tested) > 1 else ""),
         )
     elif "inconclusive" in verdicts:
-        overall, why = "inconclusive", "the 95 % intervals do not decide"
+        overall = "inconclusive"
+        why = "the values do not decide" if c.form != "trained" else "the 95 % intervals do not decide"
     else:
         overall = "holds"
         why = (
@@ -538,7 +572,7 @@ def verdict(c: Claim, frame: pd.DataFrame | None) -> dict:
         needed = [seeds_needed(c, g) for g in tested if g.verdict == "inconclusive"]
         if needed and all(n is not None for n in needed):
             why += f"; about {max(needed)} seeds a side would decide it at the measured spread"
-    if overall in ("holds", "does not hold", "inconclusive") and _single_seed(frame, c):
+    if _single_seed(c, tested):
         why += "; single seed: the interval covers the test set only"
     out["numbers"] = "" if out["numbers"] == why else out["numbers"]
     return {**out, "verdict": overall, "why": why.lstrip("; ")}

@@ -50,12 +50,17 @@ def peak(rounds: pd.DataFrame) -> tuple[float, int]:
     return float(best["accuracy"]), int(best["round"])
 
 
+def _missing(*values) -> bool:
+    return any(v is None or pd.isna(v) for v in values)
+
+
 def diverged(row: dict) -> str:
     """'diverged: ...' when the row's final accuracy is more than DIVERGE_DROP under its run's best round."""
-    best, final = row.get("peak_accuracy"), row.get("accuracy")
-    if best is None or final is None or pd.isna(best) or pd.isna(final) or best - final <= DIVERGE_DROP:
+    best, final, at = row.get("peak_accuracy"), row.get("accuracy"), row.get("peak_round")
+    if _missing(best, final) or best - final <= DIVERGE_DROP:
         return ""
-    return f"diverged: peak {best:.3f} at round {int(row['peak_round'])}, final {final:.3f}"
+    where = "" if _missing(at) else f" at round {int(at)}"
+    return f"diverged: peak {best:.3f}{where}, final {final:.3f}"
 
 
 def clipped_box(row: dict) -> str:
@@ -80,18 +85,22 @@ def _join(*flags) -> str:
 
 
 def _dataset_floor(frame: pd.DataFrame, reference: dict, what: str) -> dict:
-    """dataset -> its utility-floor flag, from its reference row (``reference``: column filters)."""
+    """dataset -> its utility-floor flag, from its reference row (``reference``: column filters; of several, the
+    most accurate: the floor is flagged only when even the best reference falls short)."""
+    if "dataset" not in frame or "accuracy" not in frame:
+        return {}
     keep = pd.Series(True, index=frame.index)
     for column, value in reference.items():
         keep &= frame[column] == value if column in frame else False
-    return {r["dataset"]: floor(r, what) for r in frame[keep].to_dict("records")}
+    best = frame[keep].sort_values("accuracy").drop_duplicates("dataset", keep="last")
+    return {r["dataset"]: floor(r, what) for r in best.to_dict("records")}
 
 
 def ldpfl(frame: pd.DataFrame) -> pd.Series:
     """table_ldpfl's flags: the dataset's noise-free FedAvg against the paper's, each run's divergence and box."""
     floors = _dataset_floor(frame, {"method": "FedAvg"}, "noise-free FedAvg")
     return pd.Series(
-        [_join(floors.get(r["dataset"], ""), diverged(r), clipped_box(r)) for r in frame.to_dict("records")],
+        [_join(floors.get(r.get("dataset"), ""), diverged(r), clipped_box(r)) for r in frame.to_dict("records")],
         index=frame.index,
         dtype=object,
     )
@@ -100,6 +109,8 @@ def ldpfl(frame: pd.DataFrame) -> pd.Series:
 def fedmd(frame: pd.DataFrame) -> pd.Series:
     """table2's flags: the dataset's FedMD-NP against the paper's (every FedMD row rests on the same models)."""
     floors = _dataset_floor(frame, {"method": "FedMD-NP"}, "FedMD-NP")
+    if "dataset" not in frame:
+        return pd.Series("", index=frame.index, dtype=object)
     return frame["dataset"].map(floors).fillna("").astype(object)
 
 
@@ -108,6 +119,8 @@ REFERENCE_KEYS = ("dataset", "encoder", "s", "k")  # reverse k-NN: the non-priva
 
 def rknn(frame: pd.DataFrame) -> pd.Series:
     """table_rknn's flags: a private row at its non-private reference (mechanism none, same clustering)."""
+    if "mechanism" not in frame or "accuracy_low" not in frame:
+        return pd.Series("", index=frame.index, dtype=object)
     keys = [k for k in REFERENCE_KEYS if k in frame]
     reference = {tuple(r[k] for k in keys): r for r in frame[frame["mechanism"] == "none"].to_dict("records")}
     out = []
