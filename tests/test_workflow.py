@@ -230,7 +230,7 @@ def test_the_papers_claims_are_checked_on_the_run(tiny):
     assert set(t["verdict"]) <= set(VERDICTS) and (t["preset"] == "tiny").all()
     decided = t[t.verdict.isin(["holds", "does not hold", "inconclusive"])]
     assert len(decided) > 0 and (decided["numbers"] != "").all()
-    table2 = t[t.source == "table2"]
+    table2 = t[(t.source == "table2") & (t.form == "trained")]  # a closed form is checked whatever the regime
     assert len(table2) >= 5 and (table2["verdict"] == "untested").all()
     outside = table2[table2.why == "rows outside the paper's regime"]  # rows there, but run outside the regime
     assert len(outside) > 0 and outside["regime"].str.contains("party size").all()
