@@ -687,3 +687,23 @@ def test_the_shipped_claims_test_what_issue_52_found_them_testing_wrongly():
     fig["flags"] = flags.of_source("p001_clients", fig, {})
     v = verdict(near, fig)
     assert v["verdict"] == "untested" and v["why"] == "rows flagged: substitute"
+
+
+def test_a_fedmd_row_that_fell_from_its_best_round_is_flagged(tmp_path):
+    """table2 carries each row's best round (the seeds' mean party accuracy per round) and flags a drop."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from pipelib.report import flags
+    from pipelib.report.tables import peak_over_seeds
+
+    paths = []
+    for seed, curve in enumerate([[0.4, 0.8, 0.6], [0.4, 0.7, 0.5]]):
+        rounds = pd.DataFrame({"round": [r for r in range(3) for _ in range(2)], "party": [0, 1] * 3})
+        rounds["accuracy"] = [a for a in curve for _ in range(2)]
+        paths.append(tmp_path / f"r{seed}.parquet")
+        pq.write_table(pa.Table.from_pandas(rounds), paths[-1])
+    assert peak_over_seeds(paths) == {"peak_accuracy": pytest.approx(0.75), "peak_round": 1}
+    t = pd.DataFrame({"dataset": ["A"], "method": ["FedMD-NFDP"], "accuracy": [0.55], "peak_accuracy": [0.75]})
+    t["peak_round"] = 1
+    assert list(flags.fedmd(t)) == ["diverged: peak 0.750 at round 1, final 0.550"]

@@ -7,7 +7,7 @@ flags, each computed from the results, never typed:
   sits more than ``FLOOR_MARGIN`` under the paper's value of that reference: our model or data cannot reach
   the paper's utility before any noise, so a private row's shortfall says nothing about the mechanism;
 - ``diverged``: the row's run fell more than ``DIVERGE_DROP`` from its best round by its last (LDP-FL's
-  per-round accuracy): a training failure, not a converged accuracy;
+  per-round accuracy; FedMD's mean over parties and seeds): a training failure, not a converged accuracy;
 - ``at ceiling``: a private row equal to its non-private reference within its 95 % interval (reverse k-NN's
   student on noise-free labels): the mechanism cost nothing and the stand-in (encoder, student) set the value;
 - ``substitute``: a teacher or model that is not the paper's (LDP-DL's teachers, ``teacher_departure``), or
@@ -107,11 +107,14 @@ def ldpfl(frame: pd.DataFrame) -> pd.Series:
 
 
 def fedmd(frame: pd.DataFrame) -> pd.Series:
-    """table2's flags: the dataset's FedMD-NP against the paper's (every FedMD row rests on the same models)."""
+    """table2's flags: the dataset's FedMD-NP against the paper's (every FedMD row rests on the same models),
+    and each row's run diverging (the seeds' mean accuracy per round: ``peak_accuracy``, ``peak_round``)."""
     floors = _dataset_floor(frame, {"method": "FedMD-NP"}, "FedMD-NP")
-    if "dataset" not in frame:
-        return pd.Series("", index=frame.index, dtype=object)
-    return frame["dataset"].map(floors).fillna("").astype(object)
+    return pd.Series(
+        [_join(floors.get(r.get("dataset"), ""), diverged(r)) for r in frame.to_dict("records")],
+        index=frame.index,
+        dtype=object,
+    )
 
 
 REFERENCE_KEYS = ("dataset", "encoder", "s", "k")  # reverse k-NN: the non-private row of the same clustering
@@ -180,8 +183,9 @@ def of_table(name_: str, frame: pd.DataFrame) -> pd.Series:
 def of_source(name_: str, frame: pd.DataFrame, frames: dict) -> pd.Series:
     """The flags of a claim source's rows: a table's own, or a view's and figure's inherited dataset-level flags
     joined with their rows' own (a run that diverged, a box that clips)."""
-    own = of_table(name_, frame)
-    if name_.startswith("p001_"):
+    if name_ in TABLES:
+        own = of_table(name_, frame)
+    else:  # a view's or a figure's rows: their runs' own flags (a run that diverged, a box that clips)
         own = pd.Series([_join(diverged(r), clipped_box(r)) for r in frame.to_dict("records")], index=frame.index)
     inherited = _inherited(name_, frame, frames)
     if inherited is None:

@@ -177,6 +177,8 @@ TABLE2_COLUMNS = [
     "accuracy_std",
     "accuracy_seed_std",
     "accuracy_any_class",
+    "peak_accuracy",
+    "peak_round",
     "evaluation_only",
     "paper_k",
     "paper_accuracy",
@@ -203,6 +205,7 @@ TABLE2_COLUMNS = [
     "precision",
     "regime",
     "compute",
+    "flags",
 ]
 METHOD_ORDER = {"FedMD-NP": 0, "Centralized": 1, "FedMD-NFDP": 2, "FedMD-LDP": 3}
 
@@ -213,6 +216,15 @@ def _printed(printed) -> dict:
         "paper_epsilon": printed[1] if printed else None,
         "paper_delta": printed[2] if printed else None,
     }
+
+
+def peak_over_seeds(rounds_paths: list) -> dict:
+    """A FedMD row's best round: the seeds' mean party accuracy after each round (their rounds tables), its
+    maximum and where (a last round far under it is a run that diverged, :mod:`pipelib.report.flags`)."""
+    curves = [read_table(p, columns=["round", "accuracy"]).to_pandas().groupby("round")["accuracy"].mean()
+              for p in rounds_paths]  # fmt: skip
+    curve = pd.concat(curves, axis=1).mean(axis=1)
+    return {"peak_accuracy": float(curve.max()), "peak_round": int(curve.idxmax())}
 
 
 def table2(datasets: dict, runs: dict, centralized: dict, out_csv, out_rounds, delta_ref: float) -> pd.DataFrame:
@@ -234,7 +246,8 @@ def table2(datasets: dict, runs: dict, centralized: dict, out_csv, out_rounds, d
         test_n[label] = int(r["test_n"])
         paper_k = datasets[label].get("paper_k", {}).get(r["k"], r["k"]) if r["method"] == "FedMD-NFDP" else None
         printed = paper.table2(label, r["method"], paper_k)
-        rows.append({**r, "dataset": label, "paper_k": paper_k if printed else None, **_printed(printed)})
+        peak = peak_over_seeds([p for _, p in paths])
+        rows.append({**r, "dataset": label, "paper_k": paper_k if printed else None, **_printed(printed), **peak})
         rounds.append(read_table(paths[0][1]).to_pandas().assign(dataset=label, method=r["method"], k=r["k"]))
     # Centralized: each party's architecture trained on the pooled data; averaged like the other rows.
     for label, spec in datasets.items():
@@ -289,6 +302,7 @@ def table2(datasets: dict, runs: dict, centralized: dict, out_csv, out_rounds, d
     table = pd.DataFrame([with_reference_delta(r, delta_ref) if "delta_ref" not in r else r for r in rows])
     table["regime"] = [regime.fedmd(r, r["dataset"]) for r in table.to_dict("records")]
     table["compute"] = [regime.fedmd_compute(r) for r in table.to_dict("records")]
+    table["flags"] = flags.fedmd(table)
     table = table.sort_values(
         ["dataset", "method", "k"], key=lambda c: c.map(METHOD_ORDER) if c.name == "method" else c, kind="stable"
     )
@@ -298,7 +312,7 @@ def table2(datasets: dict, runs: dict, centralized: dict, out_csv, out_rounds, d
         .drop(columns="_d")
     )
     table = table[[c for c in TABLE2_COLUMNS if c in table]]
-    for c in ("k", "n", "seeds", "paper_k", "rounds", "public_per_round", "matched_k"):
+    for c in ("k", "n", "seeds", "paper_k", "rounds", "public_per_round", "matched_k", "peak_round"):
         if c in table:  # matched_k: FedMD-LDP rows only
             table[c] = table[c].astype("Int64")
     write_csv(table, out_csv)
@@ -591,6 +605,8 @@ PAPER_TABLE_COLUMNS = [
     "accuracy_std",
     "accuracy_seed_std",
     "accuracy_any_class",
+    "peak_accuracy",
+    "peak_round",
     "paper_accuracy",
     "preset",
     "seed",
@@ -616,6 +632,7 @@ def fedmd_view(entries: list[dict], paper_values: dict, key: tuple, out_csv, del
         row = {**r, **{k: v for k, v in e.items() if k not in ("path", "repeats")}}
         printed = paper_values.get(tuple(row[c] for c in key))
         row["regime"], row["compute"] = regime.fedmd(row, row["dataset"]), regime.fedmd_compute(row)
+        row |= peak_over_seeds([str(p).replace("result.json", "rounds.parquet") for p in paths])
         rows.append({**row, "paper_accuracy": round(printed / 100, 4) if printed is not None else None})
     table = pd.DataFrame(rows, columns=None if rows else PAPER_TABLE_COLUMNS)  # no rows: the header alone
     table = table[[c for c in PAPER_TABLE_COLUMNS if c in table]]
