@@ -170,8 +170,14 @@ def dag():
             {"scenario": "s", "teacher": "pate-T2-q4"},
         ),
         Job(
+            "ldpdl_ceiling",
+            ["results/partitions/s/public.parquet", "results/partitions/s/test.parquet"],
+            ["results/ldpdl/s/ceiling/result.json"],
+            {"scenario": "s"},
+        ),
+        Job(
             "table_ldpdl",
-            [f"{r}/iter-1/result.json", f"{pt}/gnmax-eps5.0/result.json"],
+            [f"{r}/iter-1/result.json", f"{pt}/gnmax-eps5.0/result.json", "results/ldpdl/s/ceiling/result.json"],
             ["results/table_ldpdl.csv"],
             {},
         ),
@@ -280,6 +286,9 @@ def test_a_dag_that_keeps_the_boundary_passes():
         ("ldpdl_release", "results/partitions/s/party-0.parquet", None, "private records"),
         ("distill_curate", "results/partitions/s/party-0.parquet", None, "private records"),
         ("ldpdl_plan", "results/ldpdl/s/teachers-L4/teachers.npz", None, "a private file"),
+        # the noise-free reference reads public data only: no teacher, no release
+        ("ldpdl_ceiling", "results/ldpdl/s/teachers-L4/teachers.npz", None, "a private file"),
+        ("ldpdl_ceiling", "results/partitions/s/party-0.parquet", None, "private records"),
         # LDP-FL: the reports read the runs' results, never the clients' records or a run's checkpoint
         ("table_ldpfl", "results/partitions/s/assignment.parquet", None, "private records"),
         ("figure_p001", "results/data/cifar10/train.parquet", None, "holds private records of scenario s"),

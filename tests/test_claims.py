@@ -707,3 +707,74 @@ def test_a_fedmd_row_that_fell_from_its_best_round_is_flagged(tmp_path):
     t = pd.DataFrame({"dataset": ["A"], "method": ["FedMD-NFDP"], "accuracy": [0.55], "peak_accuracy": [0.75]})
     t["peak_round"] = 1
     assert list(flags.fedmd(t)) == ["diverged: peak 0.750 at round 1, final 0.550"]
+
+
+def test_an_encoder_whose_noise_free_student_is_far_under_paper_003s_non_private_one_is_a_utility_floor():
+    """Reverse k-NN on HOG features of CIFAR-10: the noise-free student at 0.45 against the paper's 0.823
+    cannot carry the paper's trade-off; the MNIST encoder within 0.10 of 0.992 can."""
+    from pipelib.report import flags
+
+    t = pd.DataFrame(
+        {
+            "dataset": ["CIFAR-10", "CIFAR-10", "MNIST", "MNIST"],
+            "encoder": ["hog", "hog", "umap_digits", "umap_digits"],
+            "s": [500, 500, 40, 40],
+            "k": [1] * 4,
+            "mechanism": ["none", "laplace", "none", "laplace"],
+            "accuracy": [0.45, 0.30, 0.95, 0.90],
+            "accuracy_low": [0.44, 0.29, 0.94, 0.89],
+            "accuracy_high": [0.46, 0.31, 0.96, 0.91],
+        }
+    )
+    c = claim(kind="at_most", a={"dataset": "CIFAR-10", "mechanism": "laplace"}, threshold=0.79)
+    assert verdict(c, t)["verdict"] == "holds"
+    t["flags"] = flags.rknn(t)
+    floor = "utility floor: non-private labelling on hog 0.450 (paper 0.823)"
+    assert list(t["flags"]) == [floor, floor, "", ""]
+    assert verdict(c, t)["verdict"] == "untested"
+
+
+def test_a_student_on_true_labels_under_paper_004s_private_rows_is_a_utility_floor():
+    """Paper 004 prints no non-private reference: a student that cannot reach the paper's private accuracy on
+    perfect labels (CIFAR-10's 0.45 against 0.797) leaves LDP-DL against PATE untested there."""
+    from pipelib.report import flags
+
+    t = pd.DataFrame(
+        {
+            "dataset": ["CIFAR-10", "CIFAR-10", "MNIST", "MNIST"],
+            "method": ["LDP-DL", "PATE", "LDP-DL", "PATE"],
+            "accuracy": [0.39, 0.36, 0.958, 0.937],
+            "accuracy_low": [0.38, 0.35, 0.954, 0.932],
+            "accuracy_high": [0.40, 0.37, 0.962, 0.942],
+            "paper_accuracy": [0.797, 0.760, 0.988, 0.982],
+            "ceiling_accuracy": [0.45, 0.45, 0.975, 0.975],
+        }
+    )
+    c = claim(kind="greater", a={"method": "LDP-DL"}, b={"method": "PATE"}, per=("dataset",))
+    assert verdict(c, t)["verdict"] == "holds"
+    t["flags"] = flags.ldpdl(t)
+    floor = "utility floor: student on true labels 0.450 (paper's best private row 0.797)"
+    assert list(t["flags"]) == [floor, floor, "", ""]
+    v = verdict(c, t)  # MNIST decides; CIFAR-10 is left out and named
+    assert v["verdict"] == "holds" and "1 of 2 groups left out (1 flagged)" in v["why"]
+    assert v["numbers"].startswith("[flagged] CIFAR-10")
+    assert verdict(c, t[t.dataset == "CIFAR-10"])["verdict"] == "untested"
+
+
+def test_paper_004s_page_names_each_datasets_noise_free_reference_and_its_floor():
+    from pipelib.report.pages import _ceiling_note
+
+    run = pd.DataFrame(
+        {
+            "dataset": ["CIFAR-10", "MNIST"],
+            "method": ["LDP-DL"] * 2,
+            "paper_accuracy": [0.797, 0.988],
+            "ceiling_accuracy": [0.428, 0.9604],
+            "ceiling_accuracy_low": [0.398, 0.956],
+            "ceiling_accuracy_high": [0.459, 0.964],
+        }
+    )
+    (note, _) = _ceiling_note(run)
+    assert "CIFAR-10 0.428 [0.398, 0.459]; MNIST 0.960 [0.956, 0.964]" in note
+    assert note.endswith("CIFAR-10 (utility floor: student on true labels 0.428 (paper's best private row 0.797)).")
+    assert _ceiling_note(run.drop(columns=["ceiling_accuracy"])) == []

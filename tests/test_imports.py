@@ -29,6 +29,7 @@ TENSOR_JOBS = {
     "ldpdl_encoder",
     "ldpdl_release",  # the teachers' encoder (a frozen CNN) gives the queries' features
     "ldpdl_student",
+    "ldpdl_ceiling",
     "ldpdl_teachers",
     "ldpfl",
     "pretrain",

@@ -209,6 +209,8 @@ TINY_LDPDL = "results/tiny/ldpdl/ldpdl_mnist"
 
 @pytest.mark.workflow
 def test_table_ldpdl_rows_carry_their_guarantees(tiny):
+    import json
+
     import pandas as pd
 
     t = pd.read_csv(tiny / "results/tiny/table_ldpdl.csv")
@@ -242,6 +244,12 @@ def test_table_ldpdl_rows_carry_their_guarantees(tiny):
     quoted = t[t.run == "quoted"]
     assert set(quoted["method"]) == {"DP-SGD", "DP-FL"} and quoted["accuracy"].isna().all()
     assert t["paper_accuracy"].notna().all()
+    # the noise-free reference (rule ldpdl_ceiling) on every run row, spending nothing
+    ceiling = json.loads((tiny / TINY_LDPDL / "ceiling/result.json").read_text())
+    assert ceiling["method"] == "student on true labels" and ceiling["label_accuracy"] == 1.0
+    assert ceiling["epsilon"] == math.inf and ceiling["releases"] == 0 and ceiling["queries"] == ldp["queries"]
+    assert run["ceiling_accuracy"].to_numpy() == pytest.approx([ceiling["accuracy"]] * len(run))
+    assert (run["ceiling_accuracy_low"] <= run["ceiling_accuracy"]).all()
 
 
 @pytest.mark.workflow

@@ -844,7 +844,8 @@ class Design:
     def ldpdl_table_entries(self):
         """Paper 004 Table 1: per dataset and epsilon, LDP-DL (the table's mechanism, AQS) and PATE in two
         arms: ``pate`` on LDP-DL's teacher family (ldpdl.pate.teachers disjoint shards), ``pate_own`` on
-        PATE's own teachers (CNNs from scratch on the same shards; only with ldpdl.pate.scratch).
+        PATE's own teachers (CNNs from scratch on the same shards; only with ldpdl.pate.scratch); ``ceiling``:
+        the dataset's student on true labels (rule ldpdl_ceiling, the noise-free reference).
         ``teachers``: each arm's teacher model in words."""
         t, own = self.LDPDL["table"], self.pate_own_design()
         return [
@@ -854,6 +855,7 @@ class Design:
                 "ldpdl": self.ldpdl_result(sc, t["mechanism"], e, self.LDPDL["per_query"], "aqs"),
                 "pate": self.pate_result(sc, e),
                 **({"pate_own": self.pate_result(sc, e, own)} if own else {}),
+                "ceiling": self.res(f"ldpdl/{sc}/ceiling/result.json"),
                 "teachers": {
                     "ldpdl": self.teacher_model(sc),
                     "pate": self.teacher_model(sc),

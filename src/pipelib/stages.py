@@ -159,6 +159,7 @@ for _m in (
             Stage("ldpdl_release", "owners"),
             Stage("ldpdl_plan", "server"),
             Stage("ldpdl_student", "server", work.ldpdl_student),
+            Stage("ldpdl_ceiling", "public", work.ldpdl_ceiling),
             *_report("table_ldpdl", "figure_p004"),
         ),
     ),

@@ -220,6 +220,15 @@ def ldpdl_student(wc: dict, sizes: Sizes) -> Work:
     return w
 
 
+def ldpdl_ceiling(wc: dict, sizes: Sizes) -> Work:
+    """Paper 004's noise-free reference: the LDP-DL student on S x T queries with their true labels."""
+    w, d, sc = Work(), sizes.config["ldpdl"], sizes.scenario(wc["scenario"])
+    s, shape = d["student"], SHAPES[sc["public"]]
+    w.add(s["arch"], shape, s["batch"], s["epochs"] * d["queries_per_iteration"] * d["iterations"])
+    w.add(s["arch"], shape, 1024, FORWARD * sizes.test(wc["scenario"]))
+    return w
+
+
 def dpsgd(wc: dict, sizes: Sizes) -> Work:
     """DP-SGD: epochs over the pooled records (counted as plain training passes)."""
     w, d, sc = Work(), sizes.config["dpsgd"], sizes.scenario(wc["scenario"])

@@ -212,9 +212,45 @@ rule ldpdl_student:
         "../scripts/ldpdl_student.py"
 
 
+rule ldpdl_ceiling:
+    input:
+        unpack(public_inputs),
+        test=res("partitions/{scenario}/test.parquet"),
+    output:
+        result=res("ldpdl/{scenario}/ceiling/result.json"),
+    log:
+        res("logs/ldpdl_ceiling/{scenario}.log"),
+    benchmark:
+        res("benchmarks/ldpdl_ceiling/{scenario}.tsv")
+    conda:
+        "../envs/pipelib.yaml"
+    threads: LDPDL["threads"]
+    resources:
+        mem_mb=4000,
+        runtime=LDPDL["runtime"],
+        gpu=LDPDL_GPUS,
+    params:
+        code=code("ldpdl_ceiling.py"),
+        settings=LDPDL["student"],
+        loss=LDPDL["loss"],
+        queries=LDPDL["queries_per_iteration"] * LDPDL["iterations"],
+        seed=lambda wc: seed_of(wc.scenario),
+        device=LDPDL["device"],
+        precision=LDPDL["precision"],
+        preset=config["preset"],
+        randomness=config["privacy"]["randomness"],
+    script:
+        "../scripts/ldpdl_ceiling.py"
+
+
 rule table_ldpdl:
     input:
-        [e[k] for e in ldpdl_table_entries() for k in LDPDL_TABLE_ARMS if k in e],
+        [
+            e[k]
+            for e in ldpdl_table_entries()
+            for k in (*LDPDL_TABLE_ARMS, "ceiling")
+            if k in e
+        ],
     output:
         report(
             res("table_ldpdl.csv"),

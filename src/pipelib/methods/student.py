@@ -16,7 +16,7 @@ import torch.nn.functional as F
 from ..data.loaders import load_labelled, load_public
 from ..io import load_npy, read_json, read_table, save_npy, write_csv, write_json
 from ..job import Job
-from ..privacy import Guarantee, delta_vacuous, read_releases, registry
+from ..privacy import NO_PRIVACY, Guarantee, delta_vacuous, read_releases, registry
 from ..runs import PateTeachers
 from ..schema import result_row
 from ..seeding import rng, torch_seed
@@ -230,6 +230,34 @@ def ldpdl_student(job: Job, settings: dict, loss: dict) -> dict:
     )
     write_json(row, out["result"])
     save_model(server.model, out["model"], scenario=run["scenario"], mechanism=run["mechanism"], iteration=iteration)
+    return row
+
+
+def ldpdl_ceiling(job: Job, settings: dict, loss: dict, queries: int) -> dict:
+    """Paper 004's noise-free reference (evaluation only, no guarantee spent): the server's student trained
+    as LDP-DL's on ``queries`` public samples drawn at random, each with its true label (what perfect answers
+    would give; reads the public pool's labels, as label accuracy does).  Inputs: public, test; output:
+    result."""
+    server = ServerStudent(job, settings, loss)
+    truth = read_table(server.public_path, columns=["label"]).column("label").to_numpy().astype(np.int64)
+    idx = random_queries(
+        np.arange(len(server.x_pub)), min(queries, len(server.x_pub)), rng(job.seed, "ldpdl-ceiling", job.scenario)
+    )
+    k = len(server.meta["task_classes"])
+    server.fit(
+        idx, np.eye(k)[truth[idx]], torch_seed(job.seed, "ldpdl-ceiling", job.scenario), "student on true labels"
+    )
+    row = server.row(
+        NO_PRIVACY,
+        method="student on true labels",
+        scenario=job.scenario,
+        mechanism="none",
+        n=len(idx),
+        seed=job.seed,
+        preset=job.preset,
+        randomness=job.randomness,
+    )
+    write_json(row, job.output["result"])
     return row
 
 

@@ -3,9 +3,12 @@
 Beside a row's regime departures (:mod:`pipelib.report.regime`: the paper's parties, owners, answers), four
 flags, each computed from the results, never typed:
 
-- ``utility floor``: the row's own non-private reference (noise-free FedAvg for LDP-FL, FedMD-NP for FedMD)
-  sits more than ``FLOOR_MARGIN`` under the paper's value of that reference: our model or data cannot reach
-  the paper's utility before any noise, so a private row's shortfall says nothing about the mechanism;
+- ``utility floor``: the row's own non-private reference (noise-free FedAvg for LDP-FL, FedMD-NP for FedMD,
+  reverse k-NN's student on noise-free labels of the same encoder, LDP-DL's and PATE's student on the true
+  labels of its public queries) sits more than ``FLOOR_MARGIN`` under the paper's value of that reference
+  (paper 004 prints none: its LDP-DL accuracy, which a noise-free student must at least reach): our model,
+  encoder or data cannot reach the paper's utility before any noise, so a private row's shortfall says
+  nothing about the mechanism;
 - ``diverged``: the row's run fell more than ``DIVERGE_DROP`` from its best round by its last (LDP-FL's
   per-round accuracy; FedMD's mean over parties and seeds): a training failure, not a converged accuracy;
 - ``at ceiling``: a private row equal to its non-private reference within its 95 % interval (reverse k-NN's
@@ -25,6 +28,8 @@ from __future__ import annotations
 import math
 
 import pandas as pd
+
+from . import paper
 
 NAMES = ("utility floor", "diverged", "at ceiling", "substitute")
 FLOOR_MARGIN = 0.10  # a non-private reference this far under the paper's cannot carry the paper's trade-off
@@ -72,12 +77,13 @@ def clipped_box(row: dict) -> str:
     return f"substitute: the fixed box holds {share:.0%} of the initial weights ({init} initialisation)"
 
 
-def floor(reference: dict, what: str) -> str:
-    """'utility floor: ...' when a non-private reference row sits more than FLOOR_MARGIN under the paper's."""
+def floor(reference: dict, what: str, against: str = "paper") -> str:
+    """'utility floor: ...' when a non-private reference row sits more than FLOOR_MARGIN under the paper's
+    (``against``: what the paper's value is, in the flag's text)."""
     ours, theirs = reference.get("accuracy"), reference.get("paper_accuracy")
     if ours is None or theirs is None or pd.isna(ours) or pd.isna(theirs) or theirs - ours <= FLOOR_MARGIN:
         return ""
-    return f"utility floor: {what} {ours:.3f} (paper {theirs:.3f})"
+    return f"utility floor: {what} {ours:.3f} ({against} {theirs:.3f})"
 
 
 def _join(*flags) -> str:
@@ -120,10 +126,27 @@ def fedmd(frame: pd.DataFrame) -> pd.Series:
 REFERENCE_KEYS = ("dataset", "encoder", "s", "k")  # reverse k-NN: the non-private row of the same clustering
 
 
+def _rknn_floors(frame: pd.DataFrame) -> dict:
+    """(dataset, encoder) -> its utility-floor flag: the encoder's best student on noise-free labels (mechanism
+    none) against the non-private accuracy paper 003 prints for the dataset (its Table 1, [general])."""
+    if not {"dataset", "encoder", "mechanism", "accuracy"} <= set(frame):
+        return {}
+    out = {}
+    for (dataset, encoder), rows in frame[frame["mechanism"] == "none"].groupby(["dataset", "encoder"]):
+        printed = paper.rknn_non_private(dataset)
+        best = rows["accuracy"].max()
+        if printed is not None:
+            what = f"non-private labelling on {encoder}"
+            out[(dataset, encoder)] = floor({"accuracy": best, "paper_accuracy": printed}, what)
+    return out
+
+
 def rknn(frame: pd.DataFrame) -> pd.Series:
-    """table_rknn's flags: a private row at its non-private reference (mechanism none, same clustering)."""
+    """table_rknn's flags: the encoder's noise-free student far under the paper's non-private one (utility
+    floor), and a private row at its non-private reference (mechanism none, same clustering: at ceiling)."""
     if "mechanism" not in frame or "accuracy_low" not in frame:
         return pd.Series("", index=frame.index, dtype=object)
+    floors = _rknn_floors(frame)
     keys = [k for k in REFERENCE_KEYS if k in frame]
     reference = {tuple(r[k] for k in keys): r for r in frame[frame["mechanism"] == "none"].to_dict("records")}
     out = []
@@ -133,15 +156,36 @@ def rknn(frame: pd.DataFrame) -> pd.Series:
         if r["mechanism"] != "none" and ref is not None and not pd.isna(r.get("accuracy_low")):
             if r["accuracy_low"] <= ref["accuracy"] <= r["accuracy_high"]:
                 flag = f"at ceiling: the student on noise-free labels reaches {ref['accuracy']:.4f}"
-        out.append(flag)
+        out.append(_join(floors.get((r.get("dataset"), r.get("encoder")), ""), flag))
     return pd.Series(out, index=frame.index, dtype=object)
 
 
+def _ldpdl_floors(frame: pd.DataFrame) -> dict:
+    """dataset -> its utility-floor flag: the student on true labels (``ceiling_accuracy``) against the best
+    accuracy paper 004 prints for the dataset (a noise-free student must reach at least the paper's private ones)."""
+    if not {"dataset", "ceiling_accuracy", "paper_accuracy"} <= set(frame):
+        return {}
+    out = {}
+    for dataset, rows in frame.groupby("dataset"):
+        ceiling, printed = rows["ceiling_accuracy"].max(), rows["paper_accuracy"].max()
+        reference = {"accuracy": ceiling, "paper_accuracy": printed}
+        out[dataset] = floor(reference, "student on true labels", "paper's best private row")
+    return out
+
+
 def ldpdl(frame: pd.DataFrame) -> pd.Series:
-    """table_ldpdl's flags: a row whose teachers stand in for the paper's (``teacher_departure``)."""
-    if "teacher_departure" not in frame:
-        return pd.Series("", index=frame.index, dtype=object)
-    return frame["teacher_departure"].map(lambda d: f"substitute: {d}" if split(d) else "").astype(object)
+    """table_ldpdl's flags: the dataset's student on true labels far under the paper's accuracies (utility
+    floor), and a row whose teachers stand in for the paper's (``teacher_departure``: substitute)."""
+    floors = _ldpdl_floors(frame)
+    departures = frame["teacher_departure"] if "teacher_departure" in frame else pd.Series("", index=frame.index)
+    return pd.Series(
+        [
+            _join(floors.get(d, ""), f"substitute: {t}" if split(t) else "")
+            for d, t in zip(frame["dataset"] if "dataset" in frame else [None] * len(frame), departures)
+        ],
+        index=frame.index,
+        dtype=object,
+    )
 
 
 TABLES = {"table_ldpfl": ldpfl, "table2": fedmd, "table_rknn": rknn, "table_ldpdl": ldpdl}

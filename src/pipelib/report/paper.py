@@ -46,6 +46,12 @@ TABLE_RKNN = {
 }
 
 
+def rknn_non_private(dataset: str) -> float | None:
+    """The non-private student's accuracy paper 003 prints for ``dataset`` (Table 1, [general]), as a share."""
+    printed = [v[0] for (d, _, m, _), v in TABLE_RKNN.items() if d == dataset and m == "none"]
+    return max(printed) / 100 if printed else None
+
+
 def table_rknn(dataset: str, s: int, mechanism: str, epsilon: float):
     """(test accuracy %, label accuracy %) printed in paper 003 for this setting, or None."""
     return TABLE_RKNN.get((dataset, s, mechanism, epsilon))

@@ -677,6 +677,9 @@ TABLE_LDPDL_COLUMNS = [
     "test_n",
     "label_accuracy",
     "paper_accuracy",
+    "ceiling_accuracy",
+    "ceiling_accuracy_low",
+    "ceiling_accuracy_high",
     "teacher_arm",
     "teacher_model",
     "paper_teacher_model",
@@ -710,9 +713,15 @@ def table_ldpdl(entries: list[dict], out_csv, delta_ref: float) -> pd.DataFrame:
     dataset, epsilon, the result path of each arm of :data:`pipelib.methods.ldpdl.TABLE_ARMS` and each arm's
     teacher model),
     DP-SGD and DP-FL as the paper prints them (``run`` = quoted: not run here, no guarantee of ours).
-    ``teacher_departure``: the row's teachers where they stand in for the paper's ('' where they do not)."""
+    ``teacher_departure``: the row's teachers where they stand in for the paper's ('' where they do not);
+    ``ceiling_accuracy`` (and its interval): the dataset's student on true labels (an entry's ``ceiling``, rule
+    ldpdl_ceiling), the noise-free reference of every row of the dataset."""
     rows = []
     for e in entries:
+        ceiling = {}
+        if "ceiling" in e:
+            c = stats.with_accuracy_interval(pd.DataFrame([read_json(e["ceiling"])]), "test_n", digits=4).iloc[0]
+            ceiling = {f"ceiling_{k}": c[k] for k in ("accuracy", "accuracy_low", "accuracy_high")}
         for arm in (a for a in TABLE_ARMS if a in e):
             r = with_reference_delta(read_json(e[arm]), delta_ref)
             printed = paper.TABLE_LDPDL.get((r["method"], e["dataset"], e["epsilon"]))
@@ -734,6 +743,7 @@ def table_ldpdl(entries: list[dict], out_csv, delta_ref: float) -> pd.DataFrame:
                         if arm == "pate_own"
                         else f"{ours} (paper: {theirs})"
                     ),
+                    **ceiling,
                 }
             )
     for (method, dataset, eps), acc in paper.TABLE_LDPDL.items():
