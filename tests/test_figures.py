@@ -478,3 +478,88 @@ def test_audit_findings_say_what_each_row_can_and_cannot_show():
     # fewer canaries included leave fewer "in" guesses right: the largest bound falls
     row = a.iloc[5].to_dict()
     assert most_auditable({**row, "included": 100}, fractions) < most_auditable(row, fractions)
+
+
+# ------------------------------------------------------------------ one style: intervals, colours, flags
+
+CLOSED_FORMS = {"p002_privacy_vs_parties", "p002_privacy_vs_k", "audit"}  # no accuracy plotted
+PER_PARTY = {"p002_rounds"}  # every party's curve (rounds tables hold no test count): no interval yet
+
+
+def drawn(name, data, tmp_path, monkeypatch):
+    """The figure ``name`` drawn from ``data``, kept open (save is replaced) so its objects can be read."""
+    figs = []
+    monkeypatch.setattr(F, "save", lambda fig, data, out: figs.append(fig))
+    F.plotter(name)(data, outputs(tmp_path, name))
+    return figs[0]
+
+
+def styled(fig, strict: bool = True) -> list[tuple[str, str]]:
+    """Check each accuracy series of ``fig``: drawn with its 95 % interval, in its fixed colour; with
+    ``strict``, no coloured data line outside such a series (the papers' black markers and the hollow flag
+    overlays aside).  Returns the series' (kind, name)."""
+    from matplotlib.colors import to_rgba
+
+    from pipelib.report import style
+
+    found = []
+    for ax in fig.axes:
+        in_series = set()
+        for c in ax.containers:
+            if not hasattr(c, "series"):
+                continue
+            data_line, caps, bars = c.lines
+            assert c.has_yerr and bars, c.series
+            assert tuple(bars[0].get_color()[0]) == to_rgba(style.color(*c.series)), c.series
+            in_series |= {id(x) for x in (data_line, *caps) if x is not None}
+            found.append(c.series)
+        if not strict:
+            continue
+        for line in ax.lines:
+            if id(line) in in_series or len(line.get_xdata()) == 0:
+                continue
+            black = to_rgba(line.get_color()) == to_rgba("black")
+            overlay = line.get_markerfacecolor() in ("white", "none") or line.get_linestyle() == "None"
+            assert black or overlay, f"an accuracy line without its interval: {line.get_label()}"
+    return found
+
+
+def test_a_series_has_its_interval_its_fixed_colour_and_hollow_flagged_points(tmp_path, monkeypatch):
+    data = pd.DataFrame(
+        {
+            "dataset": "MNIST",
+            "panel": "clients",
+            "x": [20, 100, 20, 100],
+            "run": "r",
+            "private": [True, True, False, False],
+            "accuracy": [0.544, 0.93, 0.96, 0.97],
+            "accuracy_low": [0.53, 0.92, 0.95, 0.96],
+            "accuracy_high": [0.56, 0.94, 0.97, 0.98],
+            "paper_epsilon": 1.0,
+            "range": "fixed",
+            "peak_accuracy": [0.891, 0.93, 0.96, 0.97],
+            "peak_round": 4,
+        }
+    )
+    fig = drawn("p001_clients", data, tmp_path, monkeypatch)
+    assert sorted(styled(fig)) == [("method", "FedAvg"), ("method", "LDP-FL")]
+    ax = fig.axes[0]
+    hollow = [x for x in ax.lines if x.get_markerfacecolor() == "white" and len(x.get_xdata())]
+    assert [list(x.get_xdata()) for x in hollow] == [[20.0]]  # the run that diverged, and only it
+    assert any("flagged" in t.get_text() for t in ax.get_legend().get_texts())
+
+
+@pytest.mark.workflow
+def test_every_figure_of_the_tiny_run_draws_intervals_in_fixed_colours(tiny, tmp_path, monkeypatch):
+    figures = sorted((tiny / "results/tiny/figures").glob("*.csv"))
+    assert len(figures) >= 15
+    for path in figures:
+        name = path.stem
+        assert F.plotter(name) is not None, name
+        fig = drawn(name, pd.read_csv(path), tmp_path, monkeypatch)
+        accuracies = name not in CLOSED_FORMS | PER_PARTY  # closed forms and per-party curves: lines alone
+        series = styled(fig, strict=accuracies and not name.startswith("compare_"))
+        if accuracies:
+            assert series, f"{name}: no accuracy series with its interval"
+        if name.startswith("compare_"):  # one colour per method, whatever the figure
+            assert {kind for kind, _ in series} == {"method"}

@@ -1,5 +1,6 @@
-"""Figures of the papers, in one style: our measurements as lines with markers, closed forms as lines,
-the papers' printed values (where they print any) as hollow black markers labelled "paper".
+"""Figures of the papers, in one style (:mod:`pipelib.report.style`): our measurements as lines with markers
+and their 95 % intervals, in a fixed colour per method, mechanism or dataset, flagged points hollow; closed
+forms as lines; the papers' printed values (where they print any) as hollow black markers labelled "paper".
 
 Every figure is written as PNG and SVG together with the data it is drawn from (``.csv`` beside it),
 so that a test can check what a figure shows without reading pixels.  The ``*_data`` functions compute
@@ -22,7 +23,7 @@ from .. import stats
 from ..io import atomic_path, read_csv, read_json, read_table, write_csv
 from ..privacy import gaussian
 from ..privacy.nfdp import SAMPLINGS, WITH_REPLACEMENT, nfdp
-from . import flags, paper, regime
+from . import flags, paper, regime, style
 from .parties import over_seeds
 
 STYLE = {
@@ -62,6 +63,43 @@ def log_x(ax, values) -> None:
     ax.xaxis.set_major_formatter(lambda v, _: f"{v:g}")
     ax.xaxis.set_minor_locator(NullLocator())
     ax.xaxis.set_minor_formatter(NullFormatter())
+
+
+def fmt_values(values) -> str:
+    """The distinct values of a column in words ('10', '10 / 20'; '' for none): captions name settings."""
+    out = []
+    for v in pd.Series(values).dropna().drop_duplicates():
+        out.append(f"{v:g}" if isinstance(v, (int, float, np.integer, np.floating)) else str(v))
+    return " / ".join(out)
+
+
+def own_flags(rows: pd.DataFrame) -> pd.Series:
+    """Whether each row carries a flag of its own run (diverged, a clipping box: pipelib.report.flags)."""
+    return pd.Series(
+        [bool(flags.diverged(r) or flags.clipped_box(r)) for r in rows.to_dict("records")], index=rows.index
+    )
+
+
+def plotter(name: str):
+    """The function that draws figure ``name`` (its file name without extension) from its data (the CSV
+    beside it): ``plotter(name)(data, out)``; None for a name no figure has."""
+    if name.startswith("compare_"):
+        return lambda data, out: plot_compare(data, name[len("compare_") :], out)
+    if name.startswith("p004_"):
+        return plot_ldpdl_sweeps
+    return {
+        "p001_clients": plot_p001_clients,
+        "p001_fraction_rounds": plot_p001_fraction_rounds,
+        "p001_epsilon": plot_p001_epsilon,
+        "p002_privacy_vs_parties": plot_privacy_vs_parties,
+        "p002_privacy_vs_k": plot_privacy_vs_k,
+        "p002_accuracy_vs_parties": plot_accuracy_vs_parties,
+        "p002_budget": plot_budget,
+        "p002_rounds": plot_rounds,
+        "p003_queries_and_neighbours": plot_queries_and_neighbours,
+        "p003_local_dp": plot_local_dp,
+        "audit": plot_audit,
+    }.get(name)
 
 
 def save(fig, data: pd.DataFrame, out: dict) -> None:
@@ -184,16 +222,22 @@ def plot_accuracy_vs_parties(data: pd.DataFrame, out: dict) -> None:
     plt = _plt()
     fig, ax = plt.subplots(figsize=(4.6, 3.2))
     for label, g in data.groupby("dataset", sort=False):
-        yerr = [g["accuracy"] - g["accuracy_low"], g["accuracy_high"] - g["accuracy"]]  # the 95 % interval
-        ax.errorbar(g["parties"], g["accuracy"], yerr=yerr, marker="o", capsize=2, label=label)
+        style.accuracy(
+            ax,
+            g,
+            "parties",
+            series=("dataset", label),
+            label=label,
+        )
         p = g.dropna(subset=["paper_accuracy"])
         ax.plot(p["parties"], p["paper_accuracy"], **PAPER)
     ax.plot([], [], **PAPER, label="paper (Table 3)")
     ax.set_xlabel("number of parties N")
     integer_x(ax)
     ax.set_ylabel("test accuracy (mean over parties)")
-    ax.set_title("(d) accuracy against N")
-    ax.legend()
+    seeds = data["seeds"].dropna()
+    ax.set_title(f"(d) accuracy against N, k = {fmt_values(data['k'])}, {fmt_values(seeds)} seed(s)")
+    style.legend_outside(ax)
     save(fig, data, out)
 
 
@@ -206,15 +250,16 @@ def plot_budget(data: pd.DataFrame, out: dict) -> None:
     fig, axes = plt.subplots(1, len(datasets), figsize=(4.4 * len(datasets), 3.3), squeeze=False)
     for ax, label in zip(axes[0], datasets):
         d = data[data["dataset"] == label]
+        few = d["pretrain_epochs"].min()
         for (method, epochs), g in d.groupby(["method", "pretrain_epochs"], sort=False):
             g = g.sort_values("budget")
-            err = [g["accuracy"] - g["accuracy_low"], g["accuracy_high"] - g["accuracy"]]
-            ax.errorbar(
-                g["budget"],
-                g["accuracy"],
-                yerr=err,
-                marker="o",
-                capsize=2,
+            style.accuracy(
+                ax,
+                g,
+                "budget",
+                series=("method", method),
+                marker="x" if epochs == few else "o",
+                linestyle="--" if epochs == few else "-",
                 label=f"{method}, {epochs} pre-training epochs",
             )
         printed = d.dropna(subset=["paper_accuracy"]).drop_duplicates("method")
@@ -223,8 +268,8 @@ def plot_budget(data: pd.DataFrame, out: dict) -> None:
         ax.set_xlabel("distillation budget: rounds x public queries per round")
         ax.set_ylabel("test accuracy (mean over parties)")
         ax.set_title(label)
-    axes[0][0].plot([], [], **PAPER, label="paper (Table 2)")
-    axes[0][0].legend()
+    axes[0][-1].plot([], [], **PAPER, label="paper (Table 2)")
+    style.legend_outside(axes[0][-1])
     save(fig, data, out)
 
 
@@ -269,8 +314,17 @@ def _purity(rows: pd.DataFrame) -> list[str]:
 def queries_and_neighbours_data(rows: pd.DataFrame) -> pd.DataFrame:
     """Figure 2(a)-(c): label and student accuracy (with its interval) against s (k = 1) and k (s fixed)."""
     columns = ["dataset", "sweep", "s", "k", "epsilon", "label_accuracy", "accuracy", "accuracy_low", "accuracy_high"]
+    columns += ["label_accuracy_low", "label_accuracy_high"]
+    rows = stats.with_accuracy_interval(rows, "test_n")
+    # label accuracy: a share of the labelled public samples (Wilson over public_n)
+    n = rows["public_n"] if "public_n" in rows else pd.Series(np.nan, index=rows.index)
+    bounds = [
+        stats.accuracy_interval(a, int(m)) if m == m else (math.nan, math.nan)
+        for a, m in zip(rows["label_accuracy"], n)
+    ]
+    rows["label_accuracy_low"], rows["label_accuracy_high"] = [b[0] for b in bounds], [b[1] for b in bounds]
     return (
-        stats.with_accuracy_interval(rows, "test_n")[[*columns, "encoder", *_purity(rows)]]
+        rows[[*columns, "encoder", *_purity(rows)]]
         .sort_values(["dataset", "sweep", "s", "k"], kind="stable")
         .reset_index(drop=True)
     )
@@ -281,24 +335,33 @@ def plot_queries_and_neighbours(data: pd.DataFrame, out: dict) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(8.4, 3.2))
     for ax, (sweep, x) in zip(axes, (("s", "s"), ("k", "k"))):
         for label, g in data[data["sweep"] == sweep].groupby("dataset", sort=False):
-            (line,) = ax.plot(g[x], g["label_accuracy"], marker="o", label=f"{label}: label accuracy")
-            ax.plot(
-                g[x],
-                g["accuracy"],
+            enc = f"{fmt_values(g['encoder'])}, eps {fmt_values(g['epsilon'])}"
+            style.accuracy(
+                ax,
+                g,
+                x,
+                series=("dataset", label),
+                y="label_accuracy",
+                label=f"{label} ({enc}): label accuracy",
+            )
+            style.accuracy(
+                ax,
+                g,
+                x,
+                series=("dataset", label),
                 marker="s",
                 linestyle="--",
-                color=line.get_color(),
-                label=f"{label}: student test accuracy",
+                label=f"{label} ({enc}): student test accuracy",
             )
         ax.set_xlabel("number of queries s (k = 1)" if sweep == "s" else "nearest queries k per record")
         if sweep == "s":
-            ax.set_xscale("log")
+            log_x(ax, data.loc[data["sweep"] == "s", "s"])
         else:
             integer_x(ax)
         ax.set_ylabel("accuracy")
     axes[0].set_title("(a-c) against s")
     axes[1].set_title("against k")
-    axes[1].legend()
+    style.legend_outside(axes[1])
     save(fig, data, out)
 
 
@@ -320,20 +383,24 @@ def local_dp_data(rows: pd.DataFrame, paper: dict) -> pd.DataFrame:
 def plot_local_dp(data: pd.DataFrame, out: dict) -> None:
     plt = _plt()
     fig, ax = plt.subplots(figsize=(4.8, 3.2))
+    datasets = list(dict.fromkeys(data["dataset"]))
     for (label, mech), g in data.groupby(["dataset", "mechanism"], sort=False):
-        ax.plot(
-            g["epsilon"],
-            g["accuracy"],
-            marker="o" if mech == "rr" else "s",
-            label=f"{label}: {'randomized response' if mech == 'rr' else 'Collision'}",
+        style.accuracy(
+            ax,
+            g,
+            "epsilon",
+            series=("mechanism", mech),
+            marker="os^"[datasets.index(label) % 3],
+            linestyle=("-", "--", ":")[datasets.index(label) % 3],
+            label=f"{label} ({fmt_values(g['encoder'])}): {'randomized response' if mech == 'rr' else 'Collision'}",
         )
     p = data.dropna(subset=["paper_accuracy"])
     ax.plot(p["epsilon"], p["paper_accuracy"], **PAPER, label="paper (Collision, text)")
     log_x(ax, data["epsilon"])
     ax.set_xlabel("epsilon (local DP, per record)")
     ax.set_ylabel("student test accuracy")
-    ax.set_title("(d) local DP, s = 10, k = 1")
-    ax.legend()
+    ax.set_title(f"(d) local DP, s = {fmt_values(data['s'])}, k = {fmt_values(data['k'])}")
+    style.legend_outside(ax)
     save(fig, data, out)
 
 
@@ -432,19 +499,28 @@ def plot_ldpdl_sweeps(data: pd.DataFrame, out: dict) -> None:
     names = {"pm": "PM", "duchi": "Duchi", "laplacebox": "Laplace"}
     for ax, (sweep, title) in zip(axes, P004_PANELS):
         for (mech, aqs), g in data[data["sweep"] == sweep].groupby(["mechanism", "aqs"], sort=False):
-            ax.plot(
-                g["x"],
-                g["accuracy"],
+            style.accuracy(
+                ax,
+                g,
+                "x",
+                series=("mechanism", mech),
                 marker="o" if aqs else "x",
                 linestyle="-" if aqs else "--",
                 label=f"{names.get(mech, mech)}{' + AQS' if aqs else ''}",
             )
+        rows = data[data["sweep"] == sweep]
         ax.set_xlabel(title.split(" ", 1)[1])
-        ax.set_title(title)
-        if sweep != "epsilon":
-            integer_x(ax)
-    axes[0].set_ylabel("student test accuracy")
-    axes[0].legend()
+        held = [  # the settings this panel holds fixed, named in its title
+            f"{label} {', '.join(f'{v:,g}' for v in rows[column].dropna().unique())}"
+            for column, label in (("epsilon", "eps"), ("per_query", "N_Q"), ("owners", "L"))
+            if column != sweep and column in rows
+        ]
+        ax.set_title(f"{title}\n({'; '.join(held)})", fontsize=8)
+        # ticks at the run's values only, with separators: 2,000 and 10,000, never 9000 against 10000
+        ax.xaxis.set_major_locator(FixedLocator(sorted(rows["x"].unique())))
+        style.thousands(ax.xaxis)
+    axes[0].set_ylabel("student test accuracy (95 % interval)")
+    style.legend_outside(axes[-1])
     fig.suptitle(f"{', '.join(dict.fromkeys(data['dataset']))}: LDP-DL (the paper prints no numbers)")
     save(fig, data, out)
 
@@ -491,47 +567,84 @@ def _by_dataset(plt, data: pd.DataFrame, rows: int = 1):
     return fig, axes, datasets
 
 
-def p001_clients(out: dict, entries: list[dict]) -> pd.DataFrame:
-    """Figure 3: accuracy against the number of clients n, LDP-FL vs noise-free federated averaging."""
-    data = ldpfl_data(entries)
+def plot_p001_clients(data: pd.DataFrame, out: dict) -> None:
     plt = _plt()
     fig, axes, datasets = _by_dataset(plt, data)
     for ax, d in zip(axes[0], datasets):
         for private, g in data[data["dataset"] == d].groupby("private"):
-            label = f"LDP-FL, eps = {g['paper_epsilon'].iloc[0]:g} per weight" if private else "noise-free FL"
-            ax.plot(g["x"], g["accuracy"], marker="o" if private else "s", label=label)
+            label = (
+                f"LDP-FL, eps = {g['paper_epsilon'].iloc[0]:g} per weight, {fmt_values(g['range'])} range"
+                if private
+                else "noise-free FedAvg"
+            )
+            style.accuracy(
+                ax,
+                g,
+                "x",
+                series=("method", "LDP-FL" if private else "FedAvg"),
+                marker="o" if private else "s",
+                label=label,
+                flagged=own_flags(g),
+            )
         ax.set(title=d, xlabel="clients n", ylabel="test accuracy")
         integer_x(ax)
-        ax.legend()
+        style.thousands(ax.xaxis)
+        style.flag_legend(ax, own_flags(data))
+        ax.legend(fontsize=7)
     fig.suptitle("Paper 001, Figure 3 (the paper prints no values)")
     save(fig, data, out)
+
+
+def p001_clients(out: dict, entries: list[dict]) -> pd.DataFrame:
+    """Figure 3: accuracy against the number of clients n, LDP-FL vs noise-free federated averaging."""
+    data = ldpfl_data(entries)
+    plot_p001_clients(data, out)
     return data
+
+
+def plot_p001_fraction_rounds(data: pd.DataFrame, out: dict) -> None:
+    plt = _plt()
+    fig, axes, datasets = _by_dataset(plt, data, rows=2)
+    for top, bottom, d in zip(axes[0], axes[1], datasets):
+        g = data[(data["dataset"] == d) & (data["panel"] == "fraction")]
+        style.accuracy(
+            top,
+            g,
+            "x",
+            series=("method", "LDP-FL"),
+            label=f"LDP-FL ({fmt_values(g['range'])} range)",
+            flagged=own_flags(g),
+        )
+        style.flag_legend(top, own_flags(g))
+        top.legend(fontsize=7)
+        top.set(title=d, xlabel="fraction of clients per round f_r", ylabel="final test accuracy")
+        rounds = data[(data["dataset"] == d) & (data["panel"] == "rounds")]
+        for i, (fraction, h) in enumerate(rounds.groupby("fraction")):
+            style.accuracy(
+                bottom,
+                h,
+                "x",
+                series=("method", "LDP-FL"),
+                marker="o^sDv"[i % 5],
+                linestyle=("-", "--", ":", "-.")[i % 4],
+                label=f"f_r = {fraction:g}",
+            )
+        bottom.set(xlabel="communication round", ylabel="test accuracy")
+        integer_x(bottom)
+        bottom.legend()
+    fig.suptitle("Paper 001, Figure 4 (the paper prints no values)")
+    save(fig, data, out)
 
 
 def p001_fraction_rounds(out: dict, entries: list[dict]) -> pd.DataFrame:
     """Figure 4: final accuracy against the fraction of clients per round (top) and accuracy after each
     round for each fraction (bottom)."""
     data = ldpfl_data(entries, with_rounds=True)
-    plt = _plt()
-    fig, axes, datasets = _by_dataset(plt, data, rows=2)
-    for top, bottom, d in zip(axes[0], axes[1], datasets):
-        g = data[(data["dataset"] == d) & (data["panel"] == "fraction")]
-        top.plot(g["x"], g["accuracy"], marker="o", label="LDP-FL")
-        top.set(title=d, xlabel="fraction of clients per round f_r", ylabel="final test accuracy")
-        for fraction, h in data[(data["dataset"] == d) & (data["panel"] == "rounds")].groupby("fraction"):
-            bottom.plot(h["x"], h["accuracy"], marker=".", label=f"f_r = {fraction:g}")
-        bottom.set(xlabel="communication round", ylabel="test accuracy")
-        integer_x(bottom)
-        bottom.legend()
-    fig.suptitle("Paper 001, Figure 4 (the paper prints no values)")
-    save(fig, data, out)
+    plot_p001_fraction_rounds(data, out)
     return data
 
 
-def p001_epsilon(out: dict, entries: list[dict]) -> pd.DataFrame:
-    """Figure 5 (a)-(c): accuracy against the per-weight epsilon per dataset, the paper's printed points
-    overlaid; (d): accuracy against the fixed range's radius r."""
-    data = ldpfl_data(entries)
+def plot_p001_epsilon(data: pd.DataFrame, out: dict) -> None:
     plt = _plt()
     sweeps = data[data["panel"] == "epsilon"]
     radius = data[data["panel"] == "radius"]
@@ -540,7 +653,15 @@ def p001_epsilon(out: dict, entries: list[dict]) -> pd.DataFrame:
     fig, axes = plt.subplots(1, n, figsize=(max(3.6 * n, 5.5), 3.1), squeeze=False)
     for i, (ax, d) in enumerate(zip(axes[0], datasets)):
         g = sweeps[sweeps["dataset"] == d]
-        ax.plot(g["x"], g["accuracy"], marker="o", label=f"LDP-FL ({g['range'].iloc[0]} range)")
+        style.accuracy(
+            ax,
+            g,
+            "x",
+            series=("method", "LDP-FL"),
+            label=f"LDP-FL ({fmt_values(g['range'])} range)",
+            flagged=own_flags(g),
+        )
+        style.flag_legend(ax, own_flags(g))
         printed = [(e, a / 100) for (ds, e), a in paper.FIGURE_LDPFL_EPSILON.items() if ds == d]
         if printed:
             ax.plot(*zip(*printed), **PAPER, label="paper")
@@ -548,7 +669,14 @@ def p001_epsilon(out: dict, entries: list[dict]) -> pd.DataFrame:
         ax.legend()
     if not radius.empty:
         ax = axes[0][-1]
-        ax.plot(radius["x"], radius["accuracy"], marker="o", label="fixed range (0, r)")
+        style.accuracy(
+            ax,
+            radius,
+            "x",
+            series=("method", "LDP-FL"),
+            label="fixed range (0, r)",
+            flagged=own_flags(radius),
+        )
         ax.set(
             title=f"(d) {radius['dataset'].iloc[0]}, eps = {radius['paper_epsilon'].iloc[0]:g}",
             xlabel="range radius r",
@@ -558,6 +686,13 @@ def p001_epsilon(out: dict, entries: list[dict]) -> pd.DataFrame:
         ax.legend()
     fig.suptitle("Paper 001, Figure 5")
     save(fig, data, out)
+
+
+def p001_epsilon(out: dict, entries: list[dict]) -> pd.DataFrame:
+    """Figure 5 (a)-(c): accuracy against the per-weight epsilon per dataset, the paper's printed points
+    overlaid; (d): accuracy against the fixed range's radius r."""
+    data = ldpfl_data(entries)
+    plot_p001_epsilon(data, out)
     return data
 
 
@@ -579,12 +714,18 @@ def plot_audit(data: pd.DataFrame, out: dict) -> None:
     cap = 10 ** math.ceil(math.log10(max(float(positive.max()) if len(positive) else 1.0, 1.0)) + 1)
     shown = finite.fillna(cap)  # no claim: drawn at the right edge
     top = max(float(data["epsilon_lb"].max()), 1.0) * 1.2
-    colors = plt.get_cmap("tab20").colors
     groups = data.groupby(["method", "released"], sort=False)
-    for i, ((method, released), g) in enumerate(groups):
-        color = colors[(2 * i) % 20 + (i // 10) % 2]  # the dark ten, then the light ten
+    nth = {}
+    for (method, released), g in groups:
+        color = style.color("method", method)  # the method's colour; its releases by marker
+        nth[method] = nth.get(method, -1) + 1
         ax.plot(
-            shown[g.index], g["epsilon_lb"], marker="o", linestyle="none", color=color, label=f"{method} ({released})"
+            shown[g.index],
+            g["epsilon_lb"],
+            marker="osDv<>ph"[nth[method] % 8],
+            linestyle="none",
+            color=color,
+            label=f"{method} ({released})",
         )
         for j in g.index[paper_eps[g.index].notna()]:
             ax.plot([paper_eps[j], shown[j]], [g.at[j, "epsilon_lb"]] * 2, color="grey", linewidth=0.8, linestyle=":")
@@ -619,6 +760,7 @@ def compare_data(table: pd.DataFrame, scenario: str) -> pd.DataFrame:
     """The rows of one scenario (variants with other numbers of parties excluded), best first per method."""
     cols = ["method", "mechanism", "epsilon", "delta", "delta_vacuous", "guarantee_kind", "claim_kind"]
     cols += ["claim_epsilon", "accuracy", "protected_unit"] + (["regime"] if "regime" in table else [])
+    cols += [c for c in ("accuracy_low", "accuracy_high") if c in table]
     rows = table[table["scenario"] == scenario][cols]
     return rows.sort_values(["method", "epsilon", "accuracy"], kind="stable").reset_index(drop=True)
 
@@ -636,14 +778,15 @@ def plot_compare(data: pd.DataFrame, scenario: str, out: dict) -> None:
     hi = float(np.nanmax([finite.max(), data["claim_epsilon"].replace(math.inf, np.nan).max(), 1.0]))
     edge = 10 ** math.ceil(math.log10(hi) + 0.5)
     x = finite.fillna(edge)
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    color = {m: colors[i % len(colors)] for i, m in enumerate(data["method"].drop_duplicates())}
+    color = {m: style.color("method", m) for m in data["method"].drop_duplicates()}
     for method, c in color.items():
         ax.plot([], [], linewidth=1, color=c, label=method)
     for (method, kind), g in data.groupby(["method", "guarantee_kind"], sort=False):
         c = color[method]
         best = g["accuracy"].groupby(x[g.index]).max()  # the curve: the best row at each epsilon
         ax.plot(best.index, best.values, linewidth=1, color=c)
+        if "accuracy_low" in g:
+            style.intervals(ax, x[g.index], g, series=("method", method))
         for i in g.index:
             face = "none" if data.at[i, "delta_vacuous"] and kind != "none" else c
             flagged = "regime" in data and regime.flagged(data.at[i, "regime"])

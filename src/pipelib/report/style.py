@@ -1,0 +1,110 @@
+"""One figure style for every figure: a fixed colour per method, per mechanism and per dataset (the same
+meaning in every figure), every plotted accuracy with its 95 % interval, flagged points hollow, and tick
+labels with thousands separators.
+
+:func:`accuracy` draws one series; a test reads the drawn figure back (``ax.containers``: each accuracy
+series is an errorbar container whose ``series`` attribute names its colour key), so "every accuracy has
+its interval and its fixed colour" is checked on the figure objects, not on pixels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from matplotlib.ticker import FuncFormatter
+
+# one colour per method, everywhere (compare figures, paper figures, the audit)
+METHODS = {
+    "FedMD-NFDP": "#1f77b4",
+    "FedMD-NP": "#7f7f7f",
+    "FedMD-LDP": "#17becf",
+    "Centralized": "#000000",
+    "LDP-FL": "#ff7f0e",
+    "FedAvg": "#8c564b",
+    "reverse k-NN": "#2ca02c",
+    "PATE": "#9467bd",
+    "LDP-DL": "#d62728",
+    "DP-SGD": "#bcbd22",
+    "DP-FL": "#e377c2",
+}
+# one colour per mechanism (the figures that compare mechanisms of one method)
+MECHANISMS = {
+    "pm": "#1b9e77",
+    "duchi": "#d95f02",
+    "laplacebox": "#7570b3",
+    "laplace": "#7570b3",
+    "rr": "#e7298a",
+    "collision": "#66a61e",
+    "gnmax": "#a6761d",
+    "none": "#666666",
+}
+# one colour per dataset (the figures with a line per dataset)
+DATASETS = {
+    "MNIST": "#4e79a7",
+    "Fashion-MNIST": "#f28e2b",
+    "CIFAR-10": "#e15759",
+    "FEMNIST": "#76b7b2",
+    "SVHN": "#59a14f",
+}
+PALETTES = {"method": METHODS, "mechanism": MECHANISMS, "dataset": DATASETS}
+OTHER = "#444444"  # a name no palette knows (a new method): one grey, never a colour that means something else
+FLAG_LABEL = "hollow: flagged row (see the page)"
+
+
+def color(kind: str, name) -> str:
+    """The fixed colour of ``name`` (a method, mechanism or dataset: ``kind``)."""
+    return PALETTES[kind].get(str(name), OTHER)
+
+
+def accuracy(ax, rows: pd.DataFrame, x: str, *, series: tuple[str, str], y: str = "accuracy", flagged=None, **line):
+    """One accuracy series of ``rows`` (columns ``x``, ``y`` and its 95 % interval ``y_low``, ``y_high``) as
+    a line with error bars, in the fixed colour of ``series`` = (kind, name) (kind: method, mechanism or
+    dataset); points where ``flagged`` is true are hollow; ``line``: matplotlib's (label, marker,
+    linestyle).  Returns the errorbar container (``container.series`` = (kind, name))."""
+    xs, ys = rows[x].to_numpy(dtype=float), rows[y].to_numpy(dtype=float)
+    low, high = rows[f"{y}_low"].to_numpy(dtype=float), rows[f"{y}_high"].to_numpy(dtype=float)
+    c = color(*series)
+    err = np.nan_to_num(np.vstack([np.clip(ys - low, 0, None), np.clip(high - ys, 0, None)]))
+    container = ax.errorbar(
+        xs, ys, yerr=err, color=c, capsize=2, elinewidth=0.8, **{"marker": "o", "linestyle": "-", **line}
+    )
+    container.series = (series[0], str(series[1]))
+    if flagged is not None:
+        mask = np.asarray(pd.Series(flagged).fillna(False).astype(bool))
+        if mask.any():
+            marker = line.get("marker", "o")
+            ax.plot(xs[mask], ys[mask], linestyle="none", marker=marker, color=c, markerfacecolor="white", zorder=3)
+    return container
+
+
+def intervals(ax, x, rows: pd.DataFrame, *, series: tuple[str, str]):
+    """The 95 % intervals of ``rows`` alone at ``x`` (points drawn otherwise, as the compare figures'
+    markers), in the fixed colour of ``series``; a container like :func:`accuracy`'s."""
+    y, low, high = (rows[c].to_numpy(dtype=float) for c in ("accuracy", "accuracy_low", "accuracy_high"))
+    err = np.nan_to_num(np.vstack([np.clip(y - low, 0, None), np.clip(high - y, 0, None)]))
+    container = ax.errorbar(
+        np.asarray(x, float), y, yerr=err, fmt="none", color=color(*series), capsize=2, elinewidth=0.8
+    )
+    container.series = (series[0], str(series[1]))
+    return container
+
+
+def flag_legend(ax, flagged) -> None:
+    """A legend entry for hollow markers, where some point is flagged."""
+    if pd.Series(flagged).fillna(False).astype(bool).any():
+        ax.plot([], [], linestyle="none", marker="o", color=OTHER, markerfacecolor="white", label=FLAG_LABEL)
+
+
+def thousands(axis) -> None:
+    """Tick labels with thousands separators (10,000, not 10000)."""
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if abs(v) >= 1000 else f"{v:g}"))
+
+
+def legend_outside(ax, **kw) -> None:
+    """The legend right of the axes, never over the data."""
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), **kw)
+
+
+def series(ax) -> list[tuple[str, str]]:
+    """The (kind, name) of every accuracy series drawn on ``ax`` with :func:`accuracy` (tests)."""
+    return [c.series for c in ax.containers if hasattr(c, "series")]
