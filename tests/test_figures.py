@@ -563,3 +563,31 @@ def test_every_figure_of_the_tiny_run_draws_intervals_in_fixed_colours(tiny, tmp
             assert series, f"{name}: no accuracy series with its interval"
         if name.startswith("compare_"):  # one colour per method, whatever the figure
             assert {kind for kind, _ in series} == {"method"}
+
+
+def test_the_readme_headline_marks_evaluation_only_rows_and_table2_names_only_a_different_paper_k(tmp_path):
+    from pipelib.report.pages import _paper_k, headline_page
+
+    row = {"dataset": "CIFAR-10", "k": 300, "epsilon": 1.0, "delta": 0.6, "accuracy": 0.79}
+    row |= {"accuracy_low": 0.76, "accuracy_high": 0.83, "paper_accuracy": None}
+    pd.DataFrame(
+        [
+            {**row, "method": "FedMD-NFDP", "evaluation_only": False},
+            {**row, "method": "FedMD-LDP", "evaluation_only": True},
+        ]
+    ).to_csv(tmp_path / "t2.csv", index=False)
+    rknn = {"dataset": "MNIST", "encoder": "hog", "s": 40, "mechanism": "none", "epsilon": math.inf}
+    rknn |= {
+        "label_accuracy": 0.9,
+        "accuracy": 0.9,
+        "accuracy_low": 0.89,
+        "accuracy_high": 0.91,
+        "paper_accuracy": 0.992,
+    }
+    pd.DataFrame([rknn]).to_csv(tmp_path / "tr.csv", index=False)
+    page = headline_page(tmp_path / "t2.csv", tmp_path / "tr.csv", "reduced")
+    ldp, nfdp = (next(x for x in page.splitlines() if f"| {m} |" in x) for m in ("FedMD-LDP", "FedMD-NFDP"))
+    assert ldp.count("\\*") == 1 and "\\*" not in nfdp
+    assert "\\* evaluation-only" in page
+    assert _paper_k({"k": 18, "paper_k": 16}) == " (paper k = 16)"
+    assert _paper_k({"k": 16, "paper_k": 16}) == "" and _paper_k({"k": 16, "paper_k": float("nan")}) == ""
