@@ -591,3 +591,26 @@ def test_the_readme_headline_marks_evaluation_only_rows_and_table2_names_only_a_
     assert "\\* evaluation-only" in page
     assert _paper_k({"k": 18, "paper_k": 16}) == " (paper k = 16)"
     assert _paper_k({"k": 16, "paper_k": 16}) == "" and _paper_k({"k": 16, "paper_k": float("nan")}) == ""
+
+
+def test_a_figure_draws_its_tables_utility_floor_hollow_but_not_a_teacher_every_row_shares(tmp_path):
+    table = pd.DataFrame(
+        {
+            "dataset": ["CIFAR-10", "MNIST"],
+            "method": ["LDP-DL"] * 2,
+            "accuracy": [0.39, 0.96],
+            "paper_accuracy": [0.797, 0.988],
+            "ceiling_accuracy": [0.428, 0.96],
+            "teacher_departure": ["ridge heads (paper: ResNet50)"] * 2,
+        }
+    )
+    table.to_csv(tmp_path / "table_ldpdl.csv", index=False)
+    data = pd.DataFrame({"dataset": ["CIFAR-10", "MNIST"], "accuracy": [0.3, 0.9]})
+    flagged = F.with_flags("p004_x", data, {"table_ldpdl": tmp_path / "table_ldpdl.csv"})
+    assert flagged["flags"].str.contains("substitute").all()  # the claims read both flags
+    assert list(F.own_flags(flagged)) == [True, False]  # only the utility floor hollows a point
+    assert (
+        F.flag_caption(flagged)
+        == "\nhollow: utility floor: student on true labels 0.428 (paper's best private row 0.797)"
+    )
+    assert F.with_flags("p004_x", data, None) is data

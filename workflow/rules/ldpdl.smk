@@ -277,6 +277,11 @@ rule table_ldpdl:
 
 rule figure_p004:
     input:
+        unpack(
+            lambda wc: (
+                {"table": res("table_ldpdl.csv")} if ldpdl_table_entries() else {}
+            )
+        ),
         lambda wc: [
             e["path"] for e in ldpdl_figure_entries() if slug(e["dataset"]) == wc.ldset
         ],

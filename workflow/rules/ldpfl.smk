@@ -76,6 +76,11 @@ rule table_ldpfl:
 
 rule figure_p001:
     input:
+        unpack(
+            lambda wc: (
+                {"table": res("table_ldpfl.csv")} if ldpfl_paths("table") else {}
+            )
+        ),
         results=lambda wc: p001_paths(wc.p001),
         rounds=lambda wc: [
             p.replace("result.json", "rounds.parquet") for p in p001_paths(wc.p001)

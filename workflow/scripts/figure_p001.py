@@ -6,4 +6,5 @@ to_log(snakemake)
 from pipelib.report import figures  # noqa: E402
 
 p = snakemake.params
-getattr(figures, f"p001_{p.figure}")(dict(snakemake.output.items()), p.entries)
+tables = {"table_ldpfl": snakemake.input.get("table")}  # its dataset-level flags (pipelib.report.flags)
+getattr(figures, f"p001_{p.figure}")(dict(snakemake.output.items()), p.entries, tables)

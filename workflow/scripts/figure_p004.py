@@ -5,4 +5,5 @@ from pipelib.logs import to_log
 to_log(snakemake)
 from pipelib.report.figures import p004_sweeps
 
-p004_sweeps(dict(snakemake.output.items()), snakemake.params.entries)
+tables = {"table_ldpdl": snakemake.input.get("table")}  # its dataset-level flags (pipelib.report.flags)
+p004_sweeps(dict(snakemake.output.items()), snakemake.params.entries, tables)

@@ -74,10 +74,36 @@ def fmt_values(values) -> str:
 
 
 def own_flags(rows: pd.DataFrame) -> pd.Series:
-    """Whether each row carries a flag of its own run (diverged, a clipping box: pipelib.report.flags)."""
+    """Whether each row is flagged: its ``flags`` column (:func:`with_flags`) where the data has one, else
+    the flags of its own run (diverged, a clipping box: pipelib.report.flags)."""
+    if "flags" in rows:
+        return rows["flags"].map(lambda cell: any(_hollow(f) for f in flags.split(cell)))
     return pd.Series(
         [bool(flags.diverged(r) or flags.clipped_box(r)) for r in rows.to_dict("records")], index=rows.index
     )
+
+
+def _hollow(flag: str) -> bool:
+    """Whether a flag hollows its point: every flag but a stand-in teacher, which every row of a paper 004
+    figure shares (the page names it; a hollow figure would mark nothing)."""
+    return not (flags.name(flag) == "substitute" and "fixed box" not in flag)
+
+
+def flag_caption(data: pd.DataFrame) -> str:
+    """A second title line naming the flags behind the figure's hollow points ('' where none)."""
+    if "flags" not in data:
+        return ""
+    found = dict.fromkeys(f for cell in data["flags"] for f in flags.split(cell) if _hollow(f))
+    return ("\nhollow: " + "; ".join(found)) if found else ""
+
+
+def with_flags(name: str, data: pd.DataFrame, tables: dict | None) -> pd.DataFrame:
+    """``data`` with a ``flags`` column: its rows' own flags and those they inherit from the table of their
+    setting (``tables``: table name -> CSV path; pipelib.report.flags.INHERITS), as the claims read them."""
+    if not tables:
+        return data
+    frames = {k: read_csv(v) for k, v in tables.items() if v}
+    return data.assign(flags=flags.of_source(name, data, frames).to_numpy())
 
 
 def plotter(name: str):
@@ -507,6 +533,7 @@ def plot_ldpdl_sweeps(data: pd.DataFrame, out: dict) -> None:
                 marker="o" if aqs else "x",
                 linestyle="-" if aqs else "--",
                 label=f"{names.get(mech, mech)}{' + AQS' if aqs else ''}",
+                flagged=own_flags(g),
             )
         rows = data[data["sweep"] == sweep]
         ax.set_xlabel(title.split(" ", 1)[1])
@@ -520,13 +547,15 @@ def plot_ldpdl_sweeps(data: pd.DataFrame, out: dict) -> None:
         ax.xaxis.set_major_locator(FixedLocator(sorted(rows["x"].unique())))
         style.thousands(ax.xaxis)
     axes[0].set_ylabel("student test accuracy (95 % interval)")
+    style.flag_legend(axes[-1], own_flags(data))
     style.legend_outside(axes[-1])
-    fig.suptitle(f"{', '.join(dict.fromkeys(data['dataset']))}: LDP-DL (the paper prints no numbers)")
+    title = f"{', '.join(dict.fromkeys(data['dataset']))}: LDP-DL (the paper prints no numbers)"
+    fig.suptitle(title + flag_caption(data), fontsize=9)
     save(fig, data, out)
 
 
-def p004_sweeps(out: dict, entries: list[dict]) -> pd.DataFrame:
-    data = ldpdl_sweeps_data(_rows(entries))
+def p004_sweeps(out: dict, entries: list[dict], tables: dict | None = None) -> pd.DataFrame:
+    data = with_flags("p004_", ldpdl_sweeps_data(_rows(entries)), tables)
     plot_ldpdl_sweeps(data, out)
     return data
 
@@ -591,13 +620,13 @@ def plot_p001_clients(data: pd.DataFrame, out: dict) -> None:
         style.thousands(ax.xaxis)
         style.flag_legend(ax, own_flags(data))
         ax.legend(fontsize=7)
-    fig.suptitle("Paper 001, Figure 3 (the paper prints no values)")
+    fig.suptitle("Paper 001, Figure 3 (the paper prints no values)" + flag_caption(data), fontsize=9)
     save(fig, data, out)
 
 
-def p001_clients(out: dict, entries: list[dict]) -> pd.DataFrame:
+def p001_clients(out: dict, entries: list[dict], tables: dict | None = None) -> pd.DataFrame:
     """Figure 3: accuracy against the number of clients n, LDP-FL vs noise-free federated averaging."""
-    data = ldpfl_data(entries)
+    data = with_flags("p001_clients", ldpfl_data(entries), tables)
     plot_p001_clients(data, out)
     return data
 
@@ -632,14 +661,14 @@ def plot_p001_fraction_rounds(data: pd.DataFrame, out: dict) -> None:
         bottom.set(xlabel="communication round", ylabel="test accuracy")
         integer_x(bottom)
         bottom.legend()
-    fig.suptitle("Paper 001, Figure 4 (the paper prints no values)")
+    fig.suptitle("Paper 001, Figure 4 (the paper prints no values)" + flag_caption(data), fontsize=9)
     save(fig, data, out)
 
 
-def p001_fraction_rounds(out: dict, entries: list[dict]) -> pd.DataFrame:
+def p001_fraction_rounds(out: dict, entries: list[dict], tables: dict | None = None) -> pd.DataFrame:
     """Figure 4: final accuracy against the fraction of clients per round (top) and accuracy after each
     round for each fraction (bottom)."""
-    data = ldpfl_data(entries, with_rounds=True)
+    data = with_flags("p001_fraction_rounds", ldpfl_data(entries, with_rounds=True), tables)
     plot_p001_fraction_rounds(data, out)
     return data
 
@@ -684,14 +713,14 @@ def plot_p001_epsilon(data: pd.DataFrame, out: dict) -> None:
             xscale="log",
         )
         ax.legend()
-    fig.suptitle("Paper 001, Figure 5")
+    fig.suptitle("Paper 001, Figure 5" + flag_caption(data), fontsize=9)
     save(fig, data, out)
 
 
-def p001_epsilon(out: dict, entries: list[dict]) -> pd.DataFrame:
+def p001_epsilon(out: dict, entries: list[dict], tables: dict | None = None) -> pd.DataFrame:
     """Figure 5 (a)-(c): accuracy against the per-weight epsilon per dataset, the paper's printed points
     overlaid; (d): accuracy against the fixed range's radius r."""
-    data = ldpfl_data(entries)
+    data = with_flags("p001_epsilon", ldpfl_data(entries), tables)
     plot_p001_epsilon(data, out)
     return data
 
