@@ -95,7 +95,7 @@ def test_the_shipped_claims_load_and_the_table_summarises_per_paper(tmp_path):
     ]
     table = claims_table(mine, {"t": path}, tmp_path / "claims.csv", "tiny")
     assert list(table["verdict"]) == ["holds", "holds", "untested"]
-    assert summary(table) == ["paper 001: trained 1 of 1 hold", "paper 004: trained 1 of 2 hold, 1 untested"]
+    assert summary(table) == ["paper 001: trained 1 of 1 holds", "paper 004: trained 1 of 2 holds, 1 untested"]
 
 
 def test_regime_flags_name_each_departure_from_the_papers_setting():
@@ -163,7 +163,7 @@ def test_the_reports_first_page_is_the_claims_and_renders_as_snakemake_renders_i
     text = Environment().from_string(rst).render(categories={Category(): {}}, files=[])
     text += "\n.. _claims.csv: #claims\n.. _table2.csv: #table2\n.. _Paper 004: #paper004\n"
     html = publish_parts(text, writer_name="html", settings_overrides={"halt_level": 2})["html_body"]
-    assert "paper 004: trained 1 of 2 hold, 1 untested" in html and "a {{ brace }} | bar" in html
+    assert "paper 004: trained 1 of 2 holds, 1 untested" in html and "a {{ brace }} | bar" in html
     assert "0.5 [0.450, 0.550]" in html and 'href="#paper004"' in html
 
 
@@ -490,7 +490,7 @@ def test_closed_forms_are_exact_and_summarised_apart():
     flagged = {**trained, "verdict": "untested", "flags": "diverged: peak", "why": "rows flagged: diverged"}
     table = pd.DataFrame([v, trained, flagged])
     assert summary(table) == [
-        "paper 002: trained 1 of 2 hold, 1 untested; closed form 1 of 1 hold",
+        "paper 002: trained 1 of 2 holds, 1 untested; closed form 1 of 1 holds",
         "untested on flagged rows: diverged 1",
     ]
     assert "single seed" in trained["why"]  # the rows carry no seeds column
@@ -778,3 +778,12 @@ def test_paper_004s_page_names_each_datasets_noise_free_reference_and_its_floor(
     assert "CIFAR-10 0.428 [0.398, 0.459]; MNIST 0.960 [0.956, 0.964]" in note
     assert note.endswith("CIFAR-10 (utility floor: student on true labels 0.428 (paper's best private row 0.797)).")
     assert _ceiling_note(run.drop(columns=["ceiling_accuracy"])) == []
+
+
+def test_counts_of_verdicts_read_as_english():
+    from pipelib.report.claims import counted
+
+    assert counted(1, "holds") == "1 holds" and counted(5, "holds") == "5 hold"
+    assert counted(1, "holds", 9) == "1 of 9 holds" and counted(5, "holds", 13) == "5 of 13 hold"
+    assert counted(6, "does not hold") == "6 do not hold" and counted(1, "does not hold") == "1 does not hold"
+    assert counted(2, "inconclusive") == "2 inconclusive" and counted(1, "untested") == "1 untested"

@@ -614,3 +614,24 @@ def test_a_figure_draws_its_tables_utility_floor_hollow_but_not_a_teacher_every_
         == "\nhollow: utility floor: student on true labels 0.428 (paper's best private row 0.797)"
     )
     assert F.with_flags("p004_x", data, None) is data
+
+
+def test_an_accuracy_axis_spans_at_least_a_quarter():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from pipelib.report import style
+
+    fig, ax = plt.subplots()
+    ax.set_ylim(0.717, 0.740)
+    style.min_span(ax)
+    assert ax.get_ylim() == pytest.approx((0.6035, 0.8535))
+    ax.set_ylim(0.95, 1.0)
+    style.min_span(ax)
+    assert ax.get_ylim() == pytest.approx((0.77, 1.02))
+    ax.set_ylim(0.1, 0.9)
+    style.min_span(ax)
+    assert ax.get_ylim() == pytest.approx((0.1, 0.9))
+    plt.close(fig)

@@ -622,10 +622,21 @@ def claims_table(claims: list[Claim], sources: dict, out_csv, preset: str) -> pd
     return table
 
 
+VERB = {"holds": ("holds", "hold"), "does not hold": ("does not hold", "do not hold")}
+
+
+def counted(n: int, verdict: str, of: int | None = None) -> str:
+    """A count of claims with a verdict, in grammatical English: '1 holds', '5 of 13 hold', '6 do not hold',
+    '1 does not hold', '2 inconclusive' (the one pluralising rule of the pages)."""
+    one, many = VERB.get(verdict, (verdict, verdict))
+    head = f"{n} of {of}" if of is not None else f"{n}"
+    return f"{head} {one if n == 1 else many}"
+
+
 def _counts(rows: pd.DataFrame) -> str:
     counts = rows["verdict"].value_counts()
-    rest = [f"{int(counts[v])} {v}" for v in VERDICTS[1:] if counts.get(v, 0)]
-    return f"{int(counts.get('holds', 0))} of {len(rows)} hold" + (", " + ", ".join(rest) if rest else "")
+    rest = [counted(int(counts[v]), v) for v in VERDICTS[1:] if counts.get(v, 0)]
+    return counted(int(counts.get("holds", 0)), "holds", len(rows)) + (", " + ", ".join(rest) if rest else "")
 
 
 def summary(table: pd.DataFrame) -> list[str]:

@@ -132,6 +132,9 @@ def save(fig, data: pd.DataFrame, out: dict) -> None:
     """Write the figure (``out['png']``, ``out['svg']``) and its data (``out['data']``), atomically; the same
     figure gives the same bytes (no date in the SVG)."""
     plt = _plt()
+    for ax in fig.axes:
+        if style.series(ax):  # an accuracy axis: never zoomed into its noise
+            style.min_span(ax)
     fig.tight_layout()
     for kind, metadata in (("png", None), ("svg", {"Date": None})):
         with atomic_path(out[kind]) as tmp:

@@ -105,6 +105,19 @@ def legend_outside(ax, **kw) -> None:
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), **kw)
 
 
+def min_span(ax, span: float = 0.25) -> None:
+    """Widen a zoomed accuracy axis to at least ``span`` (within [0, 1.02]) around its data, so noise of a
+    point or two does not read as a trend."""
+    low, high = ax.get_ylim()
+    if high - low >= span:
+        return
+    mid = (low + high) / 2
+    low, high = max(0.0, mid - span / 2), min(1.02, mid + span / 2)
+    if high - low < span:  # against a bound: extend the other way
+        low, high = (0.0, span) if low == 0.0 else (1.02 - span, 1.02)
+    ax.set_ylim(low, high)
+
+
 def series(ax) -> list[tuple[str, str]]:
     """The (kind, name) of every accuracy series drawn on ``ax`` with :func:`accuracy` (tests)."""
     return [c.series for c in ax.containers if hasattr(c, "series")]
