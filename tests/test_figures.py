@@ -635,3 +635,14 @@ def test_an_accuracy_axis_spans_at_least_a_quarter():
     style.min_span(ax)
     assert ax.get_ylim() == pytest.approx((0.1, 0.9))
     plt.close(fig)
+
+
+def test_table2_page_explains_an_infinite_epsilon_at_the_reference_delta():
+    from pathlib import Path
+
+    from pipelib.report.pages import table2_page
+
+    golden = Path(__file__).resolve().parent / "golden" / "tiny" / "table2.csv"
+    page = table2_page(golden, "cmd")
+    assert "inf where no epsilon is proven at that delta" in page
+    assert "(paper k = )" not in page

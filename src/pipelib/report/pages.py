@@ -186,7 +186,14 @@ def table2_page(table2_csv, command: str) -> str:
             "their answers are privatized, so the models behind these accuracies are not covered by the guarantee.",
             "",
         ]
+    ref = fmt(t["delta_ref"].iloc[0])
     lines += [
+        f"Epsilon at delta = {ref}: the smallest epsilon the row's release is proven (epsilon, {ref})-DP for, so "
+        "rows compare at one delta; inf where no epsilon is proven at that delta. NFDP's guarantee (Theorems 1 "
+        "and 2) holds only at its own delta, which here is far above "
+        f"{ref} (a sample of k of n records is revealed with probability delta), so at delta = {ref} it proves "
+        "nothing; the non-private rows (no mechanism) likewise.",
+        "",
         "Accuracy: the mean over parties (and over seeds where a row ran on several) with its 95 % interval: "
         "over the seeds' means where there are several, else over the parties, and over the test records "
         "(`pipelib.stats.repeated_accuracy_interval`). A difference between rows whose intervals overlap is "
