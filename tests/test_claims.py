@@ -787,3 +787,23 @@ def test_counts_of_verdicts_read_as_english():
     assert counted(1, "holds", 9) == "1 of 9 holds" and counted(5, "holds", 13) == "5 of 13 hold"
     assert counted(6, "does not hold") == "6 do not hold" and counted(1, "does not hold") == "1 does not hold"
     assert counted(2, "inconclusive") == "2 inconclusive" and counted(1, "untested") == "1 untested"
+
+
+def test_a_p003_figure_inherits_the_floor_of_its_own_encoder_only():
+    from pipelib.report import flags
+
+    table = pd.DataFrame(
+        {
+            "dataset": ["MNIST", "MNIST"],
+            "encoder": ["hog", "umap_digits"],
+            "s": [40, 40],
+            "k": [1, 1],
+            "mechanism": ["none", "none"],
+            "accuracy": [0.80, 0.95],
+            "accuracy_low": [0.79, 0.94],
+            "accuracy_high": [0.81, 0.96],
+        }
+    )
+    figure = pd.DataFrame({"dataset": ["MNIST", "MNIST"], "encoder": ["hog", "umap_digits"], "accuracy": [0.7, 0.9]})
+    got = list(flags.of_source("p003_local_dp", figure, {"table_rknn": table}))
+    assert got == ["utility floor: non-private labelling on hog 0.800 (paper 0.992)", ""]

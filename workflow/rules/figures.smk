@@ -129,6 +129,7 @@ rule figure_p002_privacy_vs_k:
 rule figure_p002_accuracy_vs_parties:
     input:
         runs_of(figure2d_entries()),
+        table=res("table2.csv"),  # its dataset-level flags (pipelib.report.flags)
     output:
         png=report(
             res("figures/p002_accuracy_vs_parties.png"),
@@ -244,6 +245,7 @@ rule figure_p002_rounds:
 rule figure_p003_queries_and_neighbours:
     input:
         [e["path"] for e in p003_sweep_entries()],
+        table=res("table_rknn.csv"),  # its dataset-level flags (pipelib.report.flags)
     output:
         png=report(
             res("figures/p003_queries_and_neighbours.png"),
@@ -273,6 +275,7 @@ rule figure_p003_queries_and_neighbours:
 rule figure_p003_local_dp:
     input:
         [e["path"] for e in p003_local_entries()],
+        table=res("table_rknn.csv"),  # its dataset-level flags (pipelib.report.flags)
     output:
         png=report(
             res("figures/p003_local_dp.png"),

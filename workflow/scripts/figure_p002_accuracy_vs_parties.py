@@ -5,4 +5,6 @@ from pipelib.logs import to_log
 to_log(snakemake)
 from pipelib.report.figures import p002_accuracy_vs_parties
 
-p002_accuracy_vs_parties(dict(snakemake.output.items()), snakemake.params.entries, snakemake.params.answer)
+p002_accuracy_vs_parties(
+    dict(snakemake.output.items()), snakemake.params.entries, snakemake.params.answer, {"table2": snakemake.input.table}
+)

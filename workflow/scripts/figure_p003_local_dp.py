@@ -5,4 +5,4 @@ from pipelib.logs import to_log
 to_log(snakemake)
 from pipelib.report.figures import p003_local_dp
 
-p003_local_dp(dict(snakemake.output.items()), snakemake.params.entries)
+p003_local_dp(dict(snakemake.output.items()), snakemake.params.entries, {"table_rknn": snakemake.input.table})

@@ -5,4 +5,6 @@ from pipelib.logs import to_log
 to_log(snakemake)
 from pipelib.report.figures import p003_queries_and_neighbours
 
-p003_queries_and_neighbours(dict(snakemake.output.items()), snakemake.params.entries)
+p003_queries_and_neighbours(
+    dict(snakemake.output.items()), snakemake.params.entries, {"table_rknn": snakemake.input.table}
+)

@@ -257,6 +257,7 @@ def plot_accuracy_vs_parties(data: pd.DataFrame, out: dict) -> None:
             "parties",
             series=("dataset", label),
             label=label,
+            flagged=own_flags(g),
         )
         p = g.dropna(subset=["paper_accuracy"])
         ax.plot(p["parties"], p["paper_accuracy"], **PAPER)
@@ -265,7 +266,11 @@ def plot_accuracy_vs_parties(data: pd.DataFrame, out: dict) -> None:
     integer_x(ax)
     ax.set_ylabel("test accuracy (mean over parties)")
     seeds = data["seeds"].dropna()
-    ax.set_title(f"(d) accuracy against N, k = {fmt_values(data['k'])}, {fmt_values(seeds)} seed(s)")
+    ax.set_title(
+        f"(d) accuracy against N, k = {fmt_values(data['k'])}, {fmt_values(seeds)} seed(s)" + flag_caption(data),
+        fontsize=8,
+    )
+    style.flag_legend(ax, own_flags(data))
     style.legend_outside(ax)
     save(fig, data, out)
 
@@ -372,6 +377,7 @@ def plot_queries_and_neighbours(data: pd.DataFrame, out: dict) -> None:
                 series=("dataset", label),
                 y="label_accuracy",
                 label=f"{label} ({enc}): label accuracy",
+                flagged=own_flags(g),
             )
             style.accuracy(
                 ax,
@@ -381,6 +387,7 @@ def plot_queries_and_neighbours(data: pd.DataFrame, out: dict) -> None:
                 marker="s",
                 linestyle="--",
                 label=f"{label} ({enc}): student test accuracy",
+                flagged=own_flags(g),
             )
         ax.set_xlabel("number of queries s (k = 1)" if sweep == "s" else "nearest queries k per record")
         if sweep == "s":
@@ -390,6 +397,8 @@ def plot_queries_and_neighbours(data: pd.DataFrame, out: dict) -> None:
         ax.set_ylabel("accuracy")
     axes[0].set_title("(a-c) against s")
     axes[1].set_title("against k")
+    fig.suptitle(flag_caption(data).strip(), fontsize=8)
+    style.flag_legend(axes[1], own_flags(data))
     style.legend_outside(axes[1])
     save(fig, data, out)
 
@@ -422,13 +431,17 @@ def plot_local_dp(data: pd.DataFrame, out: dict) -> None:
             marker="os^"[datasets.index(label) % 3],
             linestyle=("-", "--", ":")[datasets.index(label) % 3],
             label=f"{label} ({fmt_values(g['encoder'])}): {'randomized response' if mech == 'rr' else 'Collision'}",
+            flagged=own_flags(g),
         )
     p = data.dropna(subset=["paper_accuracy"])
     ax.plot(p["epsilon"], p["paper_accuracy"], **PAPER, label="paper (Collision, text)")
     log_x(ax, data["epsilon"])
     ax.set_xlabel("epsilon (local DP, per record)")
     ax.set_ylabel("student test accuracy")
-    ax.set_title(f"(d) local DP, s = {fmt_values(data['s'])}, k = {fmt_values(data['k'])}")
+    ax.set_title(
+        f"(d) local DP, s = {fmt_values(data['s'])}, k = {fmt_values(data['k'])}" + flag_caption(data), fontsize=8
+    )
+    style.flag_legend(ax, own_flags(data))
     style.legend_outside(ax)
     save(fig, data, out)
 
@@ -453,7 +466,7 @@ def p002_privacy_vs_k(out: dict, n: int) -> pd.DataFrame:
     return data
 
 
-def p002_accuracy_vs_parties(out: dict, entries: list[dict], answer: str) -> pd.DataFrame:
+def p002_accuracy_vs_parties(out: dict, entries: list[dict], answer: str, tables: dict | None = None) -> pd.DataFrame:
     """Figure 2(d) from its entries (``path``: the row's result, ``repeats``: its other seeds')."""
     points = {(d, n): v / 100 for (d, n, a), v in paper.TABLE3.items() if a == answer}
     runs = [[e["path"], *e.get("repeats", [])] for e in entries]
@@ -466,7 +479,7 @@ def p002_accuracy_vs_parties(out: dict, entries: list[dict], answer: str) -> pd.
             for e, paths in zip(entries, runs)
         ]
     )
-    data = accuracy_vs_parties_data(rows, points)
+    data = with_flags("p002_accuracy_vs_parties", accuracy_vs_parties_data(rows, points), tables)
     plot_accuracy_vs_parties(data, out)
     return data
 
@@ -477,14 +490,15 @@ def p002_rounds(out: dict, rounds_path, method: str, k: int) -> pd.DataFrame:
     return data
 
 
-def p003_queries_and_neighbours(out: dict, entries: list[dict]) -> pd.DataFrame:
-    data = queries_and_neighbours_data(_rows(entries))
+def p003_queries_and_neighbours(out: dict, entries: list[dict], tables: dict | None = None) -> pd.DataFrame:
+    data = with_flags("p003_queries_and_neighbours", queries_and_neighbours_data(_rows(entries)), tables)
     plot_queries_and_neighbours(data, out)
     return data
 
 
-def p003_local_dp(out: dict, entries: list[dict]) -> pd.DataFrame:
+def p003_local_dp(out: dict, entries: list[dict], tables: dict | None = None) -> pd.DataFrame:
     data = local_dp_data(_rows(entries), {k: v / 100 for k, v in paper.FIGURE_RKNN_LOCAL.items()})
+    data = with_flags("p003_local_dp", data, tables)
     plot_local_dp(data, out)
     return data
 

@@ -198,6 +198,7 @@ INHERITS = {
     "p002_accuracy_vs_parties": ("table2", {"method": "FedMD-NFDP"}),
     "p002_rounds": ("table2", {"method": "FedMD-NFDP"}),
     "p004_": ("table_ldpdl", {"method": "LDP-DL"}),
+    "p003_": ("table_rknn", {}),  # by dataset and encoder: a floor is an encoder's
 }
 DATASET_LEVEL = ("utility floor", "substitute")  # the flags a figure's rows inherit (not a run's own)
 
@@ -211,11 +212,13 @@ def _inherited(name_: str, data: pd.DataFrame, frames: dict) -> pd.Series | None
     keep = pd.Series(True, index=table.index)
     for column, value in entry[1].items():
         keep &= table[column] == value if column in table else False
-    per_dataset = {}
-    for dataset, cells in flagged[keep].groupby(table.loc[keep, "dataset"]):
+    keys = [k for k in ("dataset", "encoder") if k in data and k in table]  # an encoder's floor is its own
+    per_setting = {}
+    for setting, cells in flagged[keep].groupby([table.loc[keep, k] for k in keys]):
         found = [f for cell in cells for f in split(cell) if name(f) in DATASET_LEVEL]
-        per_dataset[dataset] = _join(*found)
-    return data["dataset"].map(per_dataset).fillna("").astype(object)
+        per_setting[setting if isinstance(setting, tuple) else (setting,)] = _join(*found)
+    own = [per_setting.get(tuple(r[k] for k in keys), "") for r in data.to_dict("records")]
+    return pd.Series(own, index=data.index, dtype=object)
 
 
 def of_table(name_: str, frame: pd.DataFrame) -> pd.Series:
