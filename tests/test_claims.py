@@ -807,3 +807,24 @@ def test_a_p003_figure_inherits_the_floor_of_its_own_encoder_only():
     figure = pd.DataFrame({"dataset": ["MNIST", "MNIST"], "encoder": ["hog", "umap_digits"], "accuracy": [0.7, 0.9]})
     got = list(flags.of_source("p003_local_dp", figure, {"table_rknn": table}))
     assert got == ["utility floor: non-private labelling on hog 0.800 (paper 0.992)", ""]
+
+
+def test_a_paper_page_opens_with_its_claims_summary(tmp_path):
+    from pipelib.report.pages import opening
+
+    t = pd.DataFrame(
+        {
+            "dataset": ["MNIST", "MNIST"],
+            "method": ["LDP-DL", "PATE"],
+            "epsilon": [8.0, 8.0],
+            "teacher_arm": [None, "own"],
+            "accuracy": [0.96, 0.94],
+            "accuracy_low": [0.955, 0.935],
+            "accuracy_high": [0.965, 0.945],
+            "paper_accuracy": [0.988, 0.982],
+        }
+    )
+    t.to_csv(tmp_path / "table_ldpdl.csv", index=False)
+    lines = opening("004", {"table_ldpdl": tmp_path / "table_ldpdl.csv"})
+    assert lines[0].startswith("**In short**") and lines[2].startswith("- paper 004: trained ")
+    assert opening("004", {"table_ldpdl": None}) == []

@@ -458,6 +458,7 @@ def paper002_page(tables: dict, figures: dict, commands: dict, figure_data: dict
         "",
         "# Paper 002 (FedMD-NFDP): Tables 3-5 and Figures 2-4, ours beside the paper's",
         "",
+        *opening("002", {**tables, **(figure_data or {})}),
     ]
     lines += _paper_table(
         tables["table3"],
@@ -748,6 +749,7 @@ def paper003_page(figures: dict, table_rknn=None, figure_data: dict | None = Non
     """Paper 003's Figure 2 (``figures``: name -> the PNG's path relative to the page; ``table_rknn``: the
     table whose rows give the figures' regime; ``figure_data``: name -> the figure's data CSV)."""
     lines = [GENERATED.format(source="results/figures/"), "", "# Paper 003 (reverse k-NN labeling): Figure 2", ""]
+    lines += opening("003", {"table_rknn": table_rknn, **(figure_data or {})})
     titles = {
         "p003_queries_and_neighbours": "Figure 2(a)-(c): accuracy against s and k (central Laplace)",
         "p003_local_dp": "Figure 2(d): local DP, randomized response against Collision",
@@ -870,6 +872,7 @@ def paper004_page(table_csv, figures: dict, command: str, figure_data: dict | No
         "",
         "# Paper 004 (LDP-DL and PATE): Table 1 and Figures 4-6",
         "",
+        *opening("004", {"table_ldpdl": table_csv, **(figure_data or {})}),
     ]
     if table_csv is None:
         lines += ["## Table 1", "", "No rows of this run selection.", ""]
@@ -970,15 +973,37 @@ def paper004_page(table_csv, figures: dict, command: str, figure_data: dict | No
     return "\n".join(lines)
 
 
-def claims_section(paper: str, sources: dict) -> list[str]:
-    """Paper ``paper``'s claims (src/pipelib/claims.yaml) checked on this page's rows (``sources``: claim source
-    name -> CSV path, None where this run has none): the per-paper summary and each claim's verdict."""
+def _verdicts(paper: str, sources: dict) -> list[dict]:
+    """Paper ``paper``'s claims (src/pipelib/claims.yaml) checked on ``sources`` (claim source name -> CSV
+    path, None where this run has none)."""
     frames = claimsmod.with_flags({name: pd.read_csv(path) for name, path in sources.items() if path})
-    rows = [
+    return [
         claimsmod.verdict(c, claimsmod.source_frame(frames, c.source))
         for c in claimsmod.load_claims()
         if c.paper == paper
     ]
+
+
+def opening(paper: str, sources: dict) -> list[str]:
+    """A paper page's first lines: what its rows say about the paper's claims, generated (the per-paper
+    summary of the claim checker on the page's own tables and figure data)."""
+    if not any(sources.values()):
+        return []
+    rows = _verdicts(paper, sources)
+    return [
+        "**In short** (the claim checker on this page's rows; each claim with its numbers: [claims.md](claims.md)"
+        + (", and below" if paper == "004" else "")
+        + "):",
+        "",
+        *[f"- {line}" for line in summary(pd.DataFrame(rows))],
+        "",
+    ]
+
+
+def claims_section(paper: str, sources: dict) -> list[str]:
+    """Paper ``paper``'s claims (src/pipelib/claims.yaml) checked on this page's rows (``sources``: claim source
+    name -> CSV path, None where this run has none): the per-paper summary and each claim's verdict."""
+    rows = _verdicts(paper, sources)
     body = [[r["id"], r["claim"], f"**{r['verdict']}**", r["numbers"], r["why"], r["flags"]] for r in rows]
     return [
         f"## Paper {paper}'s claims on these rows",
@@ -1001,6 +1026,7 @@ def paper001_page(table_csv, figures: dict, command: str, figure_data: dict | No
         "",
         "# Paper 001 (LDP-FL): Table 1 and Figures 3-5",
         "",
+        *opening("001", {"table_ldpfl": table_csv, **(figure_data or {})}),
     ]
     if table_csv is None:
         lines += ["## Table 1", "", "No rows of this run selection.", ""]
