@@ -432,6 +432,16 @@ def test_compare_findings_rank_methods_only_where_the_intervals_separate():
     assert f"at any epsilon: {dp}, inconclusive against LDP-DL" in line
     assert "not ranked (evaluation-only: its models are not covered): FedMD-LDP, best 0.890" in line
     assert "not ranked (delta >= 1/n): FedMD-NFDP, best 0.500" in line
+    from pipelib.report.pages import compare_answer
+
+    header, table = compare_answer(t)  # per kind of guarantee: central and local apart, unrankable rows out
+    assert header[-1] == "separated?" and [r[:3] for r in table] == [
+        ["s", "<= 1", "central"],
+        ["s", "<= 8", "central"],
+        ["s", "any", "local"],
+    ]
+    assert table[1][3:] == ["DP-SGD 0.800 [0.780, 0.820], eps 1", "PATE 0.700 [0.680, 0.720], eps 8", "ahead"]
+    assert table[2][4:] == ["", "one method"]
     flagged = t.assign(regime=["", "", "", "owners L 10 (paper 10,000)", "", ""])
     (line,) = compare_findings(flagged)
     assert (

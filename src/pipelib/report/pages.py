@@ -1157,6 +1157,42 @@ def _acc(r: dict) -> str:
     return f"{r['method']} {r['accuracy']:.3f}{interval}" + (f" ({', '.join(notes)})" if notes else "")
 
 
+def _short(r: dict) -> str:
+    """'LDP-DL 0.947 [0.943, 0.951], eps 6784': a row's accuracy, interval and epsilon per record (and whether
+    it is outside its paper's regime)."""
+    interval = "" if pd.isna(r.get("accuracy_low")) else f" [{r['accuracy_low']:.3f}, {r['accuracy_high']:.3f}]"
+    mark = " (outside its paper's regime)" if regime.flagged(r.get("regime")) else ""
+    return f"{r['method']} {r['accuracy']:.3f}{interval}, eps {fmt(r['eps'])}{mark}"
+
+
+def compare_answer(t: pd.DataFrame) -> tuple[list[str], list[list]]:
+    """The compare page's answer, as a table: per scenario, budget of epsilon per record and kind of
+    guarantee (central, local, ...), among rows whose guarantee has delta < 1/n and covers its model, the
+    most accurate method against the next one, and whether their 95 % intervals separate them."""
+    t = t.copy()
+    t["eps"] = t["epsilon_record"].fillna(t["epsilon"]) if "epsilon_record" in t else t["epsilon"]
+    vacuous = t["delta_vacuous"].astype(str).eq("True")
+    evaluation = t["evaluation_only"].astype(str).eq("True") if "evaluation_only" in t else vacuous & False
+    guarded = t[(t.guarantee_kind != "none") & ~vacuous & ~evaluation]
+    rows = []
+    for (scenario, kind), g in guarded.groupby(["scenario", "guarantee_kind"], sort=True):
+        shown = None
+        for high in BUDGETS:
+            best = g[g.eps <= high].sort_values("accuracy", ascending=False).groupby("method", sort=False).head(1)
+            if best.empty or tuple(best.index) == shown:
+                continue
+            shown = tuple(best.index)
+            lead, budget = best.iloc[0].to_dict(), f"<= {fmt(high)}" if math.isfinite(high) else "any"
+            if len(best) == 1:
+                rows.append([scenario, budget, kind, _short(lead), "", "one method"])
+                continue
+            second = best.iloc[1].to_dict()
+            apart = not pd.isna(lead.get("accuracy_low")) and lead["accuracy_low"] > second.get("accuracy_high", 1)
+            rows.append([scenario, budget, kind, _short(lead), _short(second), "ahead" if apart else "inconclusive"])
+    header = ["scenario", "eps per record", "guarantee", "most accurate", "next", "separated?"]
+    return header, rows
+
+
 def compare_findings(t: pd.DataFrame) -> list[str]:
     """Sentences generated from compare.csv, per scenario: at each budget of epsilon per record (<= 1, <= 8,
     any), among rows whose guarantee has delta < 1/n and covers the accuracy it is shown with, each method's
@@ -1346,6 +1382,12 @@ def compare_page(compare_csv, audit_csv, command: str, figures: dict | None = No
         "accurate method against the next one: *ahead* when their 95 % intervals separate, else *inconclusive*. "
         "A comparison across kinds of guarantee (central needs a trusted curator, local does not) is one of "
         "accuracy at the same epsilon per record only.",
+        "",
+        'Per scenario and kind of guarantee (the answer to "which method is better at a given guarantee"):',
+        "",
+        markdown_table(*compare_answer(t)),
+        "",
+        "Per scenario across kinds, with the references and the rows not ranked:",
         "",
         *compare_findings(t),
         "",
