@@ -696,7 +696,12 @@ def plot_p001_epsilon(data: pd.DataFrame, out: dict) -> None:
     radius = data[data["panel"] == "radius"]
     datasets = list(dict.fromkeys(sweeps["dataset"]))
     n = len(datasets) + (not radius.empty)
-    fig, axes = plt.subplots(1, n, figsize=(max(3.6 * n, 5.5), 3.1), squeeze=False)
+    cols = min(n, 2)  # two panels a row: four in a row do not read at page width
+    rows = math.ceil(n / cols)
+    fig, grid = plt.subplots(rows, cols, figsize=(4.6 * cols, 3.2 * rows), squeeze=False)
+    axes = [list(grid.flat)]
+    for ax in axes[0][n:]:
+        ax.set_visible(False)
     for i, (ax, d) in enumerate(zip(axes[0], datasets)):
         g = sweeps[sweeps["dataset"] == d]
         style.accuracy(
@@ -714,7 +719,7 @@ def plot_p001_epsilon(data: pd.DataFrame, out: dict) -> None:
         ax.set(title=f"({'abc'[i]}) {d}", xlabel="epsilon per weight and round", ylabel="test accuracy")
         ax.legend()
     if not radius.empty:
-        ax = axes[0][-1]
+        ax = axes[0][n - 1]
         style.accuracy(
             ax,
             radius,
