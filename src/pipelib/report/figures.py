@@ -10,6 +10,7 @@ that data (closed forms, or views of result rows); the ``plot_*`` functions draw
 from __future__ import annotations
 
 import math
+import textwrap
 
 import matplotlib
 
@@ -89,12 +90,12 @@ def _hollow(flag: str) -> bool:
     return not (flags.name(flag) == "substitute" and "fixed box" not in flag)
 
 
-def flag_caption(data: pd.DataFrame) -> str:
+def flag_caption(data: pd.DataFrame, width: int = 90) -> str:
     """A second title line naming the flags behind the figure's hollow points ('' where none)."""
     if "flags" not in data:
         return ""
     found = dict.fromkeys(f for cell in data["flags"] for f in flags.split(cell) if _hollow(f))
-    return ("\nhollow: " + "; ".join(found)) if found else ""
+    return ("\n" + textwrap.fill("hollow: " + "; ".join(found), width)) if found else ""
 
 
 def with_flags(name: str, data: pd.DataFrame, tables: dict | None) -> pd.DataFrame:
@@ -266,10 +267,8 @@ def plot_accuracy_vs_parties(data: pd.DataFrame, out: dict) -> None:
     integer_x(ax)
     ax.set_ylabel("test accuracy (mean over parties)")
     seeds = data["seeds"].dropna()
-    ax.set_title(
-        f"(d) accuracy against N, k = {fmt_values(data['k'])}, {fmt_values(seeds)} seed(s)" + flag_caption(data),
-        fontsize=8,
-    )
+    ax.set_title(f"(d) accuracy against N, k = {fmt_values(data['k'])}, {fmt_values(seeds)} seed(s)", fontsize=8)
+    fig.suptitle(flag_caption(data, 60).strip(), fontsize=7)
     style.flag_legend(ax, own_flags(data))
     style.legend_outside(ax)
     save(fig, data, out)
@@ -768,12 +767,12 @@ def plot_audit(data: pd.DataFrame, out: dict) -> None:
     groups = data.groupby(["method", "released"], sort=False)
     nth = {}
     for (method, released), g in groups:
-        color = style.color("method", method)  # the method's colour; its releases by marker
-        nth[method] = nth.get(method, -1) + 1
+        color = style.color("method", method)  # the method's colour; groups of one colour told apart by marker
+        nth[color] = nth.get(color, -1) + 1
         ax.plot(
             shown[g.index],
             g["epsilon_lb"],
-            marker="osDv<>ph"[nth[method] % 8],
+            marker="osDv<>ph"[nth[color] % 8],
             linestyle="none",
             color=color,
             label=f"{method} ({released})",
