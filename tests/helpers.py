@@ -46,3 +46,15 @@ def not_report(counts: dict[str, int]) -> dict[str, int]:
     change re-trains or re-privatizes.  A test asserts these exactly and that the rest are report rules, so a
     new table, figure or page needs no edit of the test."""
     return {rule: n for rule, n in counts.items() if rule != "all" and stage_roles().get(rule) != "report"}
+
+
+def hold_folder(folder, name: str) -> subprocess.Popen:
+    """A process that holds ``folder``'s run lock as a Snakemake run's onstart does (pipelib.runlock),
+    described as ``name``, until it is killed; returns once the lock is held."""
+    script = (
+        "import sys, time; from pipelib import runlock; runlock.hold(sys.argv[1], [sys.argv[2]]); "
+        "print('held', flush=True); time.sleep(300)"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script, str(folder), name], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "held"
+    return proc

@@ -448,6 +448,32 @@ def test_compare_findings_rank_methods_only_where_the_intervals_separate():
         "inconclusive against LDP-DL 0.790 [0.750, 0.830] (local, eps per record 96, outside its paper's regime)"
         in line
     )
+    # compare.csv's record_kind: LDP-DL's epsilon per record holds under replace-one, party-side (not local)
+    by_record = t.assign(record_kind=["none", "central", "central", "party", "party", "party"])
+    assert [r[2] for r in compare_answer(by_record)[1]] == ["central", "central", "party"]
+    assert "(party, eps per record 96)" in compare_findings(by_record)[0]
+
+
+def test_compare_states_the_adjacency_and_kind_of_the_record_guarantee():
+    """Every compare.csv row states what its epsilon per record protects: LDP-DL's (composed over the
+    overlapping owners that hold a record) is replace-one and party-side; any other row's is its own."""
+    from pipelib.privacy import Adjacency
+    from pipelib.report.tables import claims
+
+    t = pd.DataFrame(
+        {
+            "method": ["LDP-DL", "PATE", "LDP-FL", "FedMD-NFDP"],
+            "adjacency": [Adjacency.LOCAL, Adjacency.REPLACE_ONE, Adjacency.LOCAL, Adjacency.REPLACE_ONE],
+            "epsilon": [8.0, 8.0, 100.0, 0.05],
+            "epsilon_record": [96.0, None, None, None],
+        }
+    )
+    c = claims(t)
+    assert list(c["guarantee_kind"]) == ["local", "central", "local", "party"]
+    assert list(c["record_kind"]) == ["party", "central", "local", "party"]
+    replace = Adjacency.REPLACE_ONE.value
+    assert list(c["record_adjacency"]) == [replace, replace, Adjacency.LOCAL.value, replace]
+    assert list(c["epsilon_record"]) == [96.0, 8.0, 100.0, 0.05]
 
 
 def test_audit_findings_say_what_each_row_can_and_cannot_show():

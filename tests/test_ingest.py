@@ -83,6 +83,19 @@ def test_checksum_mismatch_names_the_file(tmp_path, data_root):
     assert not (tmp_path / "out" / "test.parquet").exists()
 
 
+def test_a_truncated_raw_file_is_named_without_checksums(tmp_path, data_root):
+    """verify_checksums: false and a cut raw MNIST file: a bare EOFError before; now the file is named."""
+    _copy_mnist(data_root, tmp_path)
+    cut = tmp_path / "MNIST" / "raw" / "t10k-images-idx3-ubyte.gz"
+    cut.write_bytes(cut.read_bytes()[:5000])
+    with pytest.raises(ValueError, match=rf"cannot read raw file {cut}: EOFError: .* damaged or truncated"):
+        ingest.ingest("mnist", tmp_path, tmp_path / "out", verify=False)
+    batch = tmp_path / "data_batch_1"
+    batch.write_bytes(pickle.dumps({"data": [1, 2, 3]})[:10])
+    with pytest.raises(ValueError, match=rf"cannot read raw file {batch}: UnpicklingError"):
+        ingest._read_cifar([batch], ("labels",))
+
+
 def test_leaf_shard_may_be_uncompressed(tmp_path, data_root):
     src = data_root / "FEMNIST" / "letters_af"
     for split in ("train", "test"):

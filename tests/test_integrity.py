@@ -4,6 +4,7 @@ against the data.  The workflow-level reproductions are in tests/test_runs.py.""
 
 import errno
 import json
+import os
 import shlex
 from pathlib import Path
 
@@ -46,6 +47,25 @@ def test_quick_check_passes_good_files_and_names_every_truncation(tmp_path):
         path.write_bytes(data)
     good["json"].write_text('{"x')  # the issue's reproduction
     assert "JSONDecodeError" in integrity.quick_check(good["json"])
+
+
+def test_a_result_json_that_parses_but_is_no_result_row_is_named_before_and_where_it_is_read(tmp_path):
+    """``{}`` in a result.json parses: the pre-flight check still stops on it (naming the missing keys), and
+    a table job that reads it names the file and the keys instead of failing with KeyError: 'epsilon'."""
+    from pipelib.report.tables import result_rows
+    from pipelib.schema import REQUIRED
+
+    path = tmp_path / "fedmd/cifar_iid/softmax/np/result.json"
+    path.parent.mkdir(parents=True)
+    path.write_text("{}")
+    assert integrity.quick_check(path) == f"not a result row: it lacks {', '.join(REQUIRED)}"
+    assert integrity.preflight([path], tmp_path / "checked.json") == [(str(path), integrity.quick_check(path))]
+    with pytest.raises(ValueError, match=rf"{path} is not a result row: it lacks method, scenario"):
+        result_rows([path], 1e-5)
+    path.write_text(json.dumps(dict.fromkeys(REQUIRED, 0)))
+    assert integrity.quick_check(path) is None
+    (tmp_path / "other.json").write_text("{}")  # only result.json files are result rows
+    assert integrity.quick_check(tmp_path / "other.json") is None
 
 
 def test_quick_check_compares_a_parquet_footer_with_the_rows_written(tmp_path):
@@ -132,6 +152,12 @@ def test_rebuild_commands_put_the_target_first_and_carry_the_runs_config(tmp_pat
     assert cmd[1:6] == ["results/tiny/table2.csv", "results/tiny/table3.csv", "--cores", "2", "--force"]
 
 
+def shutil_usage(free: int):
+    from collections import namedtuple
+
+    return namedtuple("usage", "total used free")(1 << 30, (1 << 30) - free, free)
+
+
 def test_a_write_that_the_operating_system_refuses_names_the_output(tmp_path, monkeypatch):
     target = tmp_path / "out" / "result.json"
     with pytest.raises(io.WriteError, match=f"cannot write {target}: No space left on device") as err:
@@ -146,6 +172,19 @@ def test_a_write_that_the_operating_system_refuses_names_the_output(tmp_path, mo
 
     def refuse(src, dst):
         raise PermissionError(errno.EACCES, "Permission denied")
+
+    # torch.save on a full disk raises "RuntimeError: [enforce fail at inline_container.cc:672] unexpected pos"
+    # (measured on a 64 KiB tmpfs: now "cannot write <path>: No space left on device", errno 28)
+    torch_error = RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos 64 vs 0")
+    with pytest.raises(RuntimeError, match="unexpected pos"):  # a disk with room: the writer's own error stands
+        with io.atomic_path(target):
+            raise torch_error
+    monkeypatch.setattr(io.shutil, "disk_usage", lambda _: shutil_usage(0))
+    with pytest.raises(io.WriteError, match=f"cannot write {target}: No space left on device") as err:
+        with io.atomic_path(target):
+            raise torch_error
+    assert err.value.errno == errno.ENOSPC and list(target.parent.iterdir()) == []
+    monkeypatch.undo()
 
     monkeypatch.setattr(io.os, "replace", refuse)  # a folder the job may not write into
     with pytest.raises(io.WriteError, match=f"cannot write {target}: Permission denied"):
@@ -218,3 +257,77 @@ def test_verify_gives_one_command_for_every_damaged_output_and_removes_a_damaged
     assert len(together) == 1 and "resume.pt" not in together[0]
     cmd = shlex.split(together[0].split(": ", 1)[1])
     assert cmd[1:3] == ["results/tiny/fedmd/x/np/result.json", "results/tiny/tables/t.csv"] and "--force" in cmd
+
+
+def test_one_run_per_results_folder_whatever_ends_the_holder(tmp_path):
+    """A second process cannot take a held folder's lock and is told who holds it; the holder's death, even
+    by kill -9, frees it (the kernel drops an flock with its process), and the same process may ask again."""
+    import signal
+
+    from helpers import hold_folder
+
+    from pipelib import runlock
+
+    first = hold_folder(tmp_path, "first run")
+    try:
+        with pytest.raises(runlock.FolderInUse, match=rf"another run is using the results folder .*pid {first.pid} on"):
+            runlock.hold(tmp_path)
+        assert "first run" in (tmp_path / runlock.LOCK_NAME).read_text()  # the refused run wrote nothing
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+    path = runlock.hold(tmp_path)  # stale-safe: nothing to clean up after a killed holder
+    assert runlock.hold(tmp_path) == path and f"pid {os.getpid()}" in path.read_text()
+    runlock.release(tmp_path)
+
+
+def test_outputs_under_a_results_folder_record_their_content_hash(tmp_path):
+    """A file written by pipelib's writers under a results folder (one with a run record) records its
+    SHA-256; damage that keeps the file readable (zeroed bytes inside a Parquet page, a same-size rewrite
+    with its mtime restored) is then named by the pre-flight check: at once when the stamp changed, and
+    under a forced re-run (rehash) when it did not.  Parquet pages carry checksums that the reader verifies."""
+    res = tmp_path / "results"
+    integrity.write_run_record(res, {"outputs": []})
+    path = res / "partitions/s/test.parquet"
+    io.write_table(pa.table({"x": list(range(50_000))}), path)
+    assert io.recorded_hash(path) == io.content_hash(path)
+    assert io.hash_file(path) == res / ".pipelib/hashes/partitions/s/test.parquet.sha256"
+    checked = tmp_path / "checked.json"
+    assert integrity.preflight([path], checked) == []
+    stat, data = path.stat(), bytearray(path.read_bytes())
+    data[len(data) // 2 : len(data) // 2 + 4096] = bytes(4096)
+    with path.open("r+b") as f:  # in place: same inode and size, and the old mtime put back
+        f.write(data)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert integrity.quick_check(path) is None  # the footer is intact
+    assert integrity.preflight([path], checked) == []  # same stamp: not read again...
+    ((named, why),) = integrity.preflight([path], checked, rehash=True)  # ...but a forced re-run re-hashes
+    assert named == str(path) and why.startswith("its content differs from what its job wrote")
+    with pytest.raises(io.DamagedFileError, match=rf"cannot read {path}: .*CRC checksum verification failed"):
+        io.read_table(path)
+    elsewhere = tmp_path / "scratch/t.parquet"  # outside a results folder: nothing recorded
+    io.write_table(pa.table({"x": [1]}), elsewhere)
+    assert io.recorded_hash(elsewhere) is None and integrity.preflight([elsewhere], checked) == []
+
+
+def test_a_torch_file_damaged_inside_a_tensor_is_named_not_loaded(tmp_path):
+    """torch.load checks no CRC: 256 bytes of 0xFF inside a tensor loaded as wrong weights.  The zip CRC
+    of every member is checked first, by the loader and by the pre-flight check."""
+    import zipfile
+
+    from pipelib.train.checkpoint import load_torch
+
+    path = tmp_path / "model.pt"
+    torch.save({"w": torch.arange(1000.0)}, path)
+    data = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as z:
+        member = next(i for i in z.infolist() if "/data/" in i.filename)
+    at = member.header_offset
+    start = (
+        at + 30 + int.from_bytes(data[at + 26 : at + 28], "little") + int.from_bytes(data[at + 28 : at + 30], "little")
+    )
+    data[start : start + 256] = b"\xff" * 256
+    path.write_bytes(data)
+    assert integrity.quick_check(path) == f"member {member.filename} fails its CRC check"
+    with pytest.raises(io.DamagedFileError, match=rf"cannot read {path}: ValueError: member .* fails its CRC check"):
+        load_torch(path)

@@ -200,6 +200,10 @@ def test_owner_ledger_composes_each_owners_answers_including_silent_owners():
     assert final["epsilon"].tolist() == pytest.approx([6.0, 0.0, 6.0, 6.0])
     g = ldpdl.owner_guarantee_of(final.loc[0].to_dict())
     assert g.epsilon == pytest.approx(6.0) and g.accountant.startswith("sequential composition of 3 answers")
+    # uneven loads (3, 2, 1; owner 1 silent): owners answer at 6/3, 6/2 and 6/1, and the row says so
+    assert ldpdl.answer_epsilon_range(ledger) == pytest.approx((2.0, 6.0))
+    even = ldpdl.owner_ledger({**plan, "loads": [2, 0, 2, 2]}, 1, "pm")
+    assert ldpdl.answer_epsilon_range(even) == pytest.approx((3.0, 3.0))
 
 
 # ------------------------------------------------------------------ the workflow on the tiny preset
@@ -220,6 +224,7 @@ def test_table_ldpdl_rows_carry_their_guarantees(tiny):
     assert ldp["epsilon"] == pytest.approx(8.0) and ldp["delta"] == 0 and ldp["aqs"]
     assert ldp["adjacency"] == "any two inputs of a local randomizer"
     assert ldp["per_answer_epsilon"] * ldp["max_answers"] == pytest.approx(8.0)  # the busiest owner
+    assert ldp["per_answer_epsilon"] <= ldp["per_answer_epsilon_max"] <= 8.0  # the least busy owner
     assert ldp["max_answers"] == ldp["answer_cap"] == math.ceil(ldp["mean_answers_paper"])  # owners capped
     assert ldp["owner_design"] == "L40" and ldp["owners"] == 40
     # the three guarantees: per owner (the paper's claim), per teacher's data (one teacher per owner), and

@@ -190,6 +190,49 @@ def test_a_damaged_result_json_keeps_the_tables_made_from_it(tiny, data_root, tm
     assert out.returncode == 0, out.stdout
 
 
+def test_damage_that_keeps_a_file_readable_is_named_before_anything_is_deleted(tiny, data_root, tmp_path):
+    """Damage inside a valid file (mtimes restored): 8 KB zeroed inside a Parquet table, 256 bytes of 0xFF
+    inside a pre-trained model's tensor, `{}` in a result.json.  Each was read silently or crashed a job
+    after Snakemake had deleted its outputs; now the pre-flight check names each file (content hash
+    recorded at the write, zip CRC, result schema), nothing is deleted, and `pipelib verify` lists all
+    three."""
+    work = tmp_path / "work"
+    shutil.copytree(tiny, work, symlinks=True)
+    res = work / "results/tiny"
+    test = res / "partitions/cifar_iid/test.parquet"
+    data = bytearray(test.read_bytes())
+    data[len(data) // 2 : len(data) // 2 + 8192] = bytes(8192)
+    damage(test, bytes(data))
+    model = res / "pretrain/cifar10/cnn2-8-16-d0.2-c16.pt"
+    data = bytearray(model.read_bytes())
+    import zipfile
+
+    with zipfile.ZipFile(model) as z:
+        tensor = next(i for i in z.infolist() if "/data/" in i.filename and i.file_size >= 256)
+    at = tensor.header_offset  # the member's data starts after its local header (name and padding lengths)
+    start = (
+        at + 30 + int.from_bytes(data[at + 26 : at + 28], "little") + int.from_bytes(data[at + 28 : at + 30], "little")
+    )
+    data[start : start + 256] = b"\xff" * 256
+    damage(model, bytes(data))
+    row = res / "fedmd/cifar_iid/softmax/ldp-with_replacement-k16/result.json"
+    damage(row, b"{}")
+    kept = {p: p.stat().st_mtime_ns for p in [*res.glob("table2*"), *res.glob("fedmd/cifar_iid/softmax/np/*")]}
+    proc = snakemake(work, data_root=data_root, check=False, targets=["results/tiny/table2.csv"])
+    assert proc.returncode != 0 and "nothing was run and nothing deleted" in proc.stderr, proc.stderr[-2000:]
+    assert "ldp-with_replacement-k16/result.json: not a result row: it lacks method" in proc.stderr
+    target = "results/tiny/fedmd/cifar_iid/softmax/np/result.json"
+    proc = snakemake(work, "--forcerun", "fedmd", data_root=data_root, check=False, targets=[target])
+    assert proc.returncode != 0 and "nothing was run and nothing deleted" in proc.stderr, proc.stderr[-2000:]
+    assert "partitions/cifar_iid/test.parquet: its content differs from what its job wrote" in proc.stderr
+    assert "pretrain/cifar10/cnn2-8-16-d0.2-c16.pt: member " in proc.stderr and "fails its CRC check" in proc.stderr
+    assert {p: p.stat().st_mtime_ns for p in kept} == kept
+    out = verify(work)
+    assert out.returncode == 1
+    for named in ("test.parquet: ", "cnn2-8-16-d0.2-c16.pt: ", "ldp-with_replacement-k16/result.json: not a result"):
+        assert named in out.stdout, (named, out.stdout[-3000:])
+
+
 def test_verify_passes_a_whole_run(tiny):
     proc = verify(tiny)
     assert proc.returncode == 0 and "all readable and consistent" in proc.stdout, proc.stdout

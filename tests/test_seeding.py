@@ -57,3 +57,37 @@ def test_two_curated_rows_of_one_scenario_get_independent_noise(tmp_path):
         )
         noise[encoder] = np.load(out) - counts
     assert np.abs(noise["simclr"] - noise["hog"]).min() > 0  # no cell shares its noise
+
+
+def _job(preset="reduced", **params):
+    """The Job a release script builds from what Snakemake hands it (a fake ``snakemake`` object)."""
+    from types import SimpleNamespace
+
+    base = {"seed": 0, "randomness": "seeded", "code": "abc", "device": "cpu", "settings": {"rounds": 20}}
+    smk = SimpleNamespace(
+        params={**base, **params},
+        config={"preset": preset},
+        threads=1,
+        rule="fedmd",
+        wildcards={"scenario": "cifar_iid", "answer": "softmax", "run": "ldp-eps5-k16"},
+        input={},
+        output={},
+    )
+    smk.params = SimpleNamespace(**smk.params, get=smk.params.get, items=smk.params.items)
+    return Job.of(smk)
+
+
+def key_draws(job):
+    return release_rng(job.seed, job.randomness, job.rule, {**job.release_id, "party": 0}).random(8)
+
+
+def test_two_presets_releases_of_one_name_never_share_a_draw():
+    """The same rule and wildcards under the reduced and the paper preset (or under two settings) are two
+    releases: their noise differs.  Where and with which code a job runs does not re-draw it."""
+    reduced, paper = _job("reduced"), _job("paper")
+    assert reduced.release == paper.release and reduced.release_id != paper.release_id
+    assert not np.isin(key_draws(reduced), key_draws(paper)).any()
+    assert not np.isin(key_draws(reduced), key_draws(_job("reduced", settings={"rounds": 10}))).any()
+    same = _job("reduced", device="cuda", code="def", precision="bf16", checkpoint="x/resume.pt")
+    assert (key_draws(reduced) == key_draws(same)).all()
+    assert reduced.release_id == {**reduced.release, "settings": reduced.settings} and len(reduced.settings) == 16

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
-from helpers import REPO, TINY, job_counts, not_report, snakemake
+from helpers import REPO, TINY, hold_folder, job_counts, not_report, snakemake
 
 from pipelib import stages
 from pipelib.privacy.nfdp import nfdp
@@ -357,6 +357,28 @@ def test_missing_data_fails_before_any_job(tmp_path):
     assert f"raw files missing under data root {empty}" in proc.stderr
     assert "Expected files:" in proc.stderr
     assert not (tmp_path / "results").exists()
+
+
+def test_a_second_run_on_a_busy_results_folder_stops_and_deletes_nothing(tiny, data_root):
+    """Two concurrent runs on one results folder: while the first holds the folder's run lock (here a
+    process standing in for its Snakemake, taking the lock as the workflow's onstart does), a second run on
+    another target stops before any job, naming the first, and its forced output is untouched; once the
+    first is killed (-9) the same command runs."""
+    target = tiny / "results/tiny/table2.csv"
+    before = target.read_bytes()
+    first = hold_folder(tiny / "results/tiny", "first-run")
+    try:
+        proc = snakemake(
+            tiny, "--forcerun", "table2", data_root=data_root, targets=["results/tiny/table2.csv"], check=False
+        )
+    finally:
+        first.kill()
+        first.wait()
+    assert proc.returncode != 0
+    assert "another run is using the results folder results/tiny/" in proc.stderr, proc.stderr[-2000:]
+    assert f"pid {first.pid} on" in proc.stderr and "first-run" in proc.stderr
+    assert target.read_bytes() == before
+    snakemake(tiny, "--forcerun", "table2", data_root=data_root, targets=["results/tiny/table2.csv"])
 
 
 def test_impossible_k_fails_clearly_and_keeps_finished_work(tiny, data_root, tmp_path):

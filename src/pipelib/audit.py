@@ -82,13 +82,13 @@ def counts_scores(excess: np.ndarray, neighbours: np.ndarray, canary_label: np.n
 
 
 def audit_validation(
-    *, epsilon: float, audit_settings: dict, seed: int, randomness: str, fields: dict, out_json
+    *, epsilon: float, audit_settings: dict, seed: int, randomness: str, fields: dict, out_json, release=None
 ) -> dict:
     """The auditor on a release of known epsilon: randomized response on m canaries' inclusion bits
     (``inf``: the bits themselves, no privacy).  Its bound must stay below epsilon."""
     t0 = time.perf_counter()
     m = audit_settings["canaries"]
-    gen = release_rng(seed, randomness, "audit_validation", {"epsilon": repr(epsilon)})
+    gen = release_rng(seed, randomness, "audit_validation", {**(release or {}), "epsilon": repr(epsilon)})
     included = gen.random(m) < 0.5
     scores = randomized_response(included, epsilon, gen).astype(np.float64)
     claim = (

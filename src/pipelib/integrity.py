@@ -6,7 +6,8 @@ Snakemake deletes a job's old outputs just before it runs the job.  A damaged in
 overwritten by hand) makes Snakemake re-run the jobs that read it, which then fail on it, and their good
 outputs are gone.  :func:`preflight` runs in the workflow's ``onstart`` handler, after the DAG is built and
 before the first job: it reads the footer, header or directory of every existing input of every job
-about to run (files whose size and modification time it has already seen pass are skipped) and stops
+about to run, and its content against the SHA-256 recorded when it was written (files whose size,
+modification time and inode it has already seen pass are skipped, except in a forced re-run) and stops
 the run, naming the file and the command that rebuilds it, while nothing has been deleted.
 
 This module stays light (no torch): Snakemake imports it in its own process.
@@ -24,7 +25,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 
-from .io import WRITTEN_KEY, write_json
+from .io import WRITTEN_KEY, content_hash, recorded_hash, write_json
+from .schema import missing_columns
 
 RUN_RECORD = Path(".pipelib") / "run.json"  # under a results folder: see write_run_record
 CHECKED = Path(".snakemake") / "pipelib" / "checked-inputs.json"  # under the working directory
@@ -33,8 +35,9 @@ QUICK = (".parquet", ".json", ".csv", ".npy", ".pt")
 
 def quick_check(path) -> str | None:
     """Why ``path`` cannot be read, from its cheapest complete-enough part, or None: a Parquet footer (and
-    the row count it was written with), a JSON or CSV parse, a .npy header against the file's size, a
-    torch archive's directory.  Other kinds of file are not checked."""
+    the row count it was written with), a JSON or CSV parse (a ``result.json`` with every required column of
+    a result row), a .npy header against the file's size, a torch archive's directory and CRCs.  Other kinds
+    of file are not checked."""
     path = Path(path)
     try:
         if path.suffix == ".parquet":
@@ -43,7 +46,9 @@ def quick_check(path) -> str | None:
             if written and meta.num_rows != json.loads(written)["rows"]:
                 return f"holds {meta.num_rows} rows, written with {json.loads(written)['rows']}"
         elif path.suffix == ".json":
-            json.loads(path.read_text())
+            row = json.loads(path.read_text())
+            if path.name == "result.json" and missing_columns(row):  # parses, but is no result row ({} too)
+                return f"not a result row: it lacks {', '.join(missing_columns(row))}"
         elif path.suffix == ".csv":
             text = path.read_text()
             if not text.endswith("\n"):
@@ -68,6 +73,9 @@ def quick_check(path) -> str | None:
             with zipfile.ZipFile(path) as z:
                 if not any(n.endswith("data.pkl") for n in z.namelist()):
                     return "a zip archive without a torch data.pkl"
+                bad = z.testzip()  # every member's CRC: damage inside a tensor would load as wrong weights
+                if bad is not None:
+                    return f"member {bad} fails its CRC check"
     except FileNotFoundError:
         raise
     except Exception as err:  # Arrow, numpy, zipfile, JSON and CSV readers raise many kinds
@@ -85,12 +93,25 @@ def unproduced_inputs(jobs, results_dir) -> set[str]:
 
 def _stamp(path: Path) -> list[int]:
     st = path.stat()
-    return [st.st_size, st.st_mtime_ns]
+    return [st.st_size, st.st_mtime_ns, st.st_ino]
 
 
-def preflight(paths, checked_file=CHECKED) -> list[tuple[str, str]]:
-    """(path, why) for every damaged file among ``paths`` that exist; the stamps (size, mtime) of the files
-    that pass are remembered in ``checked_file``, so that an unchanged file is not read again."""
+def why_damaged(path) -> str | None:
+    """:func:`quick_check`, then the file's content against the hash recorded when it was written (a file
+    written outside pipelib's writers has none)."""
+    why = quick_check(path)
+    if why is None:
+        recorded = recorded_hash(path)
+        if recorded is not None and content_hash(path) != recorded:
+            why = f"its content differs from what its job wrote (SHA-256 {recorded[:12]}... in .pipelib/hashes)"
+    return why
+
+
+def preflight(paths, checked_file=CHECKED, rehash: bool = False) -> list[tuple[str, str]]:
+    """(path, why) for every damaged file among ``paths`` that exist (:func:`why_damaged`).  The stamps
+    (size, mtime, inode) of the files that pass are remembered in ``checked_file``: an unchanged file is not
+    read again, unless ``rehash`` (a forced re-run: a file overwritten in place with its mtime restored keeps
+    its stamp)."""
     checked_file = Path(checked_file)
     try:
         seen = json.loads(checked_file.read_text())
@@ -102,9 +123,9 @@ def preflight(paths, checked_file=CHECKED) -> list[tuple[str, str]]:
         if path.suffix not in QUICK or not path.is_file():
             continue
         stamp = _stamp(path)
-        if seen.get(p) == stamp:
+        if seen.get(p) == stamp and not rehash:
             continue
-        why = quick_check(path)
+        why = why_damaged(path)
         if why:
             damaged.append((p, why))
             seen.pop(p, None)

@@ -4,14 +4,23 @@ An image table has one row per image: integer columns (``index``, ``label``, ...
 string columns (``writer``, ``split``) and a ``pixels`` column of fixed-size binary values, one
 flattened H*W*C uint8 image per row (fixed-size binary reads ~25x faster than a list<uint8> column).
 The image shape and provenance live in the schema metadata
-under the key ``pipelib``, so a table explains itself without the config that made it.
+under the key ``pipelib``, so a table explains itself without the config that made it.  Tables are written
+with page checksums and read with their verification, so damage inside a page is an error naming the file.
+
+Every file written under a results folder (one with a run record, ``.pipelib/run.json``) also records the
+SHA-256 of its content in ``<results>/.pipelib/hashes/<path>.sha256`` (:func:`recorded_hash`): the
+pre-flight check and ``pipelib verify`` compare a file against it, which catches damage that keeps a file
+readable.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import hashlib
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -46,17 +55,87 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         os.close(fd)
         yield Path(tmp)
         os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; give the file the usual mode
+        digest = content_hash(tmp) if hash_file(path) else None
         os.replace(tmp, path)
+        if digest is not None:
+            _record(hash_file(path), digest)
     except OSError as err:
         if isinstance(err, (WriteError, DamagedFileError)):
             raise
         if err.errno is None:  # numpy's tofile on a full disk: "100000 requested and 2032 written"
-            raise WriteError(f"cannot write {path}: {err}") from err
+            raise WriteError(*_full_or(path, f"cannot write {path}: {err}")) from err
         raise WriteError(err.errno, f"cannot write {path}: {err.strerror or err}") from err
+    except RuntimeError as err:  # torch.save on a full disk: "[enforce fail at inline_container.cc] unexpected pos"
+        if _disk_full(path.parent):
+            raise WriteError(*_full_or(path, "")) from err
+        raise
     finally:
         if tmp is not None:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
+
+
+HASHES = Path(".pipelib") / "hashes"  # under a results folder: one <path>.sha256 per output written there
+_ROOTS: dict[Path, Path | None] = {}
+
+
+def results_root(path) -> Path | None:
+    """The results folder ``path`` lies in: the nearest parent holding a run record, or None."""
+    folder = Path(path).resolve().parent
+    if folder not in _ROOTS:
+        _ROOTS[folder] = next((p for p in (folder, *folder.parents) if (p / ".pipelib" / "run.json").is_file()), None)
+    return _ROOTS[folder]
+
+
+def hash_file(path) -> Path | None:
+    """Where the content hash of ``path`` is recorded (None outside a results folder)."""
+    root = results_root(path)
+    if root is None:
+        return None
+    return root / HASHES / f"{Path(path).resolve().relative_to(root)}.sha256"
+
+
+def content_hash(path) -> str:
+    """SHA-256 of a file's bytes."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def recorded_hash(path) -> str | None:
+    """The content hash recorded when ``path`` was written, or None (written outside pipelib's writers)."""
+    where = hash_file(path)
+    try:
+        return where.read_text().strip() if where is not None else None
+    except FileNotFoundError:
+        return None
+
+
+def _record(where: Path, digest: str) -> None:
+    where.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{where.name}.", suffix=".tmp", dir=where.parent)
+    with os.fdopen(fd, "w") as f:
+        f.write(digest + "\n")
+    os.replace(tmp, where)
+
+
+FULL = 16 << 20  # bytes: less free space than this after a failed write means the disk is full
+
+
+def _disk_full(folder: Path) -> bool:
+    try:
+        return shutil.disk_usage(folder).free < FULL
+    except OSError:
+        return False
+
+
+def _full_or(path: Path, message: str) -> tuple:
+    """WriteError's arguments: ENOSPC and a message saying so when the disk is full, else ``message``."""
+    if _disk_full(path.parent):
+        return errno.ENOSPC, f"cannot write {path}: No space left on device"
+    return (message,)
 
 
 class DamagedFileError(OSError):
@@ -80,7 +159,7 @@ def readable(path, reader):
 
 def read_table(path, columns=None) -> pa.Table:
     """A Parquet table (errors name the file and how to rebuild it)."""
-    return readable(path, lambda: pq.read_table(path, columns=columns))
+    return readable(path, lambda: pq.read_table(path, columns=columns, page_checksum_verification=True))
 
 
 def read_rows(path) -> int:
@@ -154,7 +233,7 @@ def write_table(table: pa.Table, path) -> None:
     written = json.dumps({"rows": table.num_rows, "columns": table.column_names}).encode()
     table = table.replace_schema_metadata({**(table.schema.metadata or {}), WRITTEN_KEY: written})
     with atomic_path(path) as tmp:
-        pq.write_table(table, tmp, compression="zstd")
+        pq.write_table(table, tmp, compression="zstd", write_page_checksum=True)
 
 
 def table_meta(table_or_path) -> dict:

@@ -7,6 +7,7 @@ never from the config.  Method-specific columns (k, sigma, encoder, ...) follow 
 
 from __future__ import annotations
 
+from .io import read_json
 from .privacy import GUARANTEE_COLUMNS, Guarantee
 
 IDENTITY = ("method", "scenario", "public_dataset", "private_dataset", "mechanism")
@@ -25,3 +26,18 @@ def result_row(guarantee: Guarantee, **fields) -> dict:
     if missing:
         raise ValueError(f"result row lacks required columns {missing}")
     return {c: row.get(c) for c in RESULT_COLUMNS} | {k: v for k, v in row.items() if k not in RESULT_COLUMNS}
+
+
+def missing_columns(row) -> list[str]:
+    """The required columns a result row lacks (all of them when it is not a JSON object)."""
+    return list(REQUIRED) if not isinstance(row, dict) else [c for c in REQUIRED if c not in row]
+
+
+def read_result(path) -> dict:
+    """A result row from its ``result.json``; a file that is not one (``{}``, a list, a row without its
+    guarantee) raises ValueError naming the file and the missing keys."""
+    row = read_json(path)
+    missing = missing_columns(row)
+    if missing:
+        raise ValueError(f"{path} is not a result row: it lacks {', '.join(missing)} (rebuild it with its job)")
+    return row

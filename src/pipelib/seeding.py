@@ -4,10 +4,12 @@ privacy mechanisms, keyed by the release they make.
 * :func:`rng` derives a generator from the config seed and stable names (partitions, shuffles, ...).
 * :func:`release_rng` is the only source of a mechanism's randomness (NFDP samples, Gaussian, Laplace
   and local noise, Collision's public hashes).  In ``seeded`` mode it is derived from the seed and
-  *everything that identifies the release* (the rule and all its wildcards, plus the party inside a
-  job that releases for several), hashed with SHA-256, so two releases never share a noise draw and a
-  run can be reproduced; anyone who knows the seed can then regenerate the noise.  In ``entropy`` mode
-  it comes from the operating system, so samples and noise are secret and differ run to run.
+  *everything that identifies the release* (the rule, all its wildcards, a digest of the preset and the
+  settings the rule passes (:attr:`pipelib.job.Job.release_id`), plus the party inside a job that
+  releases for several), hashed with SHA-256, so two releases never share a noise draw (not even a
+  reduced and a paper-preset release of one name) and a run can be reproduced; anyone who knows the
+  seed can then regenerate the noise.  In ``entropy`` mode it comes from the operating system, so samples
+  and noise are secret and differ run to run.
 """
 
 from __future__ import annotations
@@ -42,8 +44,8 @@ def release_key(rule: str, release: dict) -> str:
 
 def release_rng(seed: int, randomness: str, rule: str, release: dict) -> np.random.Generator:
     """The generator of one privatized release (see the module docstring).  ``release`` must hold every
-    wildcard of the job (``dict(snakemake.wildcards)``) and, for a job that releases for several
-    parties, the party."""
+    wildcard of the job and its settings digest (``Job.of(snakemake).release_id``) and, for a job that
+    releases for several parties, the party."""
     if randomness == "entropy":
         return np.random.default_rng(np.random.SeedSequence())  # fresh OS entropy, never written anywhere
     if randomness != "seeded":

@@ -14,16 +14,14 @@ from scipy import stats as _stats
 
 
 def wilson(successes: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Wilson's score interval for a proportion ``successes / n``."""
+    """Wilson's score interval for a proportion ``successes / n`` (SciPy's ``binomtest(...).proportion_ci``;
+    ``successes`` is rounded to the nearest count)."""
     if n <= 0:
         raise ValueError(f"an interval needs at least one trial, got n = {n}")
     if not 0 <= successes <= n:
         raise ValueError(f"successes must lie in [0, n = {n}], got {successes}")
-    z = float(_stats.norm.ppf(0.5 + confidence / 2))
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return max(0.0, centre - half), min(1.0, centre + half)
+    ci = _stats.binomtest(round(successes), n).proportion_ci(confidence_level=confidence, method="wilson")
+    return float(ci.low), float(ci.high)
 
 
 def accuracy_interval(accuracy: float, n: int, confidence: float = 0.95) -> tuple[float, float]:

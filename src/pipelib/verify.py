@@ -28,8 +28,9 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from .integrity import read_run_record, rebuild_command, workdir_of
-from .io import WRITTEN_KEY, read_csv, read_json, read_table
+from .io import WRITTEN_KEY, content_hash, read_csv, read_json, read_table, recorded_hash
 from .privacy.nfdp import STRATIFIED
+from .schema import read_result
 from .train.checkpoint import load_torch
 
 SKIP = ("logs", "benchmarks")
@@ -58,7 +59,8 @@ def _repeat(path: Path) -> bool:
 
 
 def _check_file(path: Path) -> str | None:
-    """Why ``path`` is broken, or None."""
+    """Why ``path`` is broken, or None: it does not read in full, or its content is not what its job wrote
+    (the SHA-256 recorded at the write)."""
     try:
         if path.suffix == ".parquet":
             table = read_table(path)
@@ -71,7 +73,7 @@ def _check_file(path: Path) -> str | None:
                         f"{w['rows']} / {len(w['columns'])}"
                     )
         elif path.suffix == ".json":
-            read_json(path)
+            read_result(path) if path.name == "result.json" else read_json(path)
         elif path.suffix == ".csv":
             read_csv(path)
         elif path.suffix == ".npy":
@@ -79,7 +81,10 @@ def _check_file(path: Path) -> str | None:
         elif path.suffix == ".pt":
             load_torch(path)
     except Exception as err:
-        return str(err).split(". The file is damaged")[0]
+        return str(err).split(". The file is damaged")[0].removesuffix(" (rebuild it with its job)")
+    recorded = recorded_hash(path)
+    if recorded is not None and content_hash(path) != recorded:
+        return f"its content differs from what its job wrote (SHA-256 {recorded[:12]}... in .pipelib/hashes)"
     return None
 
 

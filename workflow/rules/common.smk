@@ -199,7 +199,11 @@ def guard_inputs(jobs):
         [*all_targets(), *result_files()],
     )
     io = [(list(map(str, j.input)), list(map(str, j.output))) for j in jobs]
-    damaged = integrity.preflight(integrity.unproduced_inputs(io, RESULTS))
+    ds = workflow.dag_settings  # a forced re-run re-hashes every input it reads
+    forced = bool(ds.forceall or ds.forcetargets or ds.forcerun)
+    damaged = integrity.preflight(
+        integrity.unproduced_inputs(io, RESULTS), rehash=forced
+    )
     if damaged:
         # a run started with --directory runs this from that folder; its hints must carry --directory
         elsewhere = workflow.overwrite_workdir is not None
@@ -210,13 +214,17 @@ def guard_inputs(jobs):
 
 
 def announce_plan():
-    """Before the first job: the planned compute per training stage with its estimated time on this
-    machine, a warning when --cores exceeds the machine's cores, and a stop (nothing started) when a
+    """Before the first job: this run's lock on the results folder (pipelib.runlock), the planned compute
+    per training stage with its estimated time on this machine, a warning when --cores exceeds the machine's cores, and a stop (nothing started) when a
     run without a GPU would take longer than max_cpu_hours."""
     import time
 
-    from pipelib import plan
+    from pipelib import plan, runlock
 
+    try:  # one run per results folder, whatever its targets (held until this process exits)
+        runlock.hold(RESULTS)
+    except runlock.FolderInUse as e:
+        raise WorkflowError(str(e)) from None
     RUN_START[0] = time.time()
     needed = list(workflow.dag.needrun_jobs())
     record = guard_inputs(needed)

@@ -6,6 +6,7 @@ from pipelib.logs import to_log
 
 to_log(snakemake)
 from pipelib.audit import audit_validation  # noqa: E402
+from pipelib.job import Job  # noqa: E402
 
 name = snakemake.wildcards.name
 audit_validation(
@@ -14,5 +15,6 @@ audit_validation(
     seed=snakemake.params.seed,
     randomness=snakemake.params.randomness,
     fields=snakemake.params.fields,
+    release=Job.of(snakemake).release_id,
     out_json=snakemake.output[0],
 )

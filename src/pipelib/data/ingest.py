@@ -256,12 +256,39 @@ def content_digest(name: str, data_root, verify: bool = True, cache: Md5Cache | 
 # ---------------------------------------------------------------------------------------- readers
 
 
+def _raw(path: Path, read):
+    """``read()`` of one raw file; any failure but a missing file names the file (a truncated gzip raises
+    a bare EOFError, a cut pickle an UnpicklingError)."""
+    try:
+        return read()
+    except FileNotFoundError:
+        raise
+    except Exception as err:
+        raise ValueError(
+            f"cannot read raw file {path}: {type(err).__name__}: {err}. It is damaged or truncated: restore it "
+            f"(with verify_checksums: true every raw file is checked against its md5 before any job)"
+        ) from None
+
+
+def _unpickle(path: Path):
+    with open(path, "rb") as f:
+        return pickle.load(f, encoding="latin1")
+
+
+def _json(path: Path):
+    with gzip.open(path, "rt") if path.suffix == ".gz" else open(path) as f:
+        return json.load(f)
+
+
 def _read_idx(images_path: Path, labels_path: Path) -> tuple[np.ndarray, np.ndarray]:
     """Read an IDX image/label pair (gzip or plain) into (N, H, W, 1) uint8 images and labels."""
 
     def raw(p):
-        with gzip.open(p) if p.suffix == ".gz" else open(p, "rb") as f:
-            return f.read()
+        def read():
+            with gzip.open(p) if p.suffix == ".gz" else open(p, "rb") as f:
+                return f.read()
+
+        return _raw(p, read)
 
     img, lab = raw(images_path), raw(labels_path)
     magic, n, rows, cols = np.frombuffer(img[:16], dtype=">u4")
@@ -278,8 +305,7 @@ def _read_cifar(paths: list[Path], label_keys: tuple[str, ...]) -> tuple[np.ndar
     """Read CIFAR python-version pickles into (N, 32, 32, 3) uint8 images and label columns."""
     data, labels = [], {k: [] for k in label_keys}
     for path in paths:
-        with open(path, "rb") as f:
-            d = pickle.load(f, encoding="latin1")
+        d = _raw(path, lambda path=path: _unpickle(path))
         data.append(np.asarray(d["data"], dtype=np.uint8))
         for k in label_keys:
             labels[k].extend(d[k])
@@ -292,8 +318,7 @@ def _read_leaf(paths: list[Path]) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Read LEAF FEMNIST JSON shards into (N, 28, 28, 1) uint8 images (ink high), labels, writers."""
     xs, ys, writers = [], [], []
     for path in paths:
-        with gzip.open(path, "rt") if path.suffix == ".gz" else open(path) as f:
-            shard = json.load(f)
+        shard = _raw(path, lambda path=path: _json(path))
         for user in shard["users"]:
             ud = shard["user_data"][user]
             if len(ud["x"]) != len(ud["y"]):

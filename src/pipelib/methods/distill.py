@@ -60,7 +60,7 @@ def party_release(job: Job) -> None:
     """A party's locally private release: each record's answer randomized on its own, then summed (input
     ``party``: its own table, and its teacher's other inputs; outputs ``release`` and ``guarantee``).  The
     job's wildcards (scenario, teacher, lmech, party) name the release; the randomness is keyed by all of it."""
-    release, seed, randomness, rule = job.release, job.seed, job.randomness, job.rule
+    release, seed, randomness, rule = job.release_id, job.seed, job.randomness, job.rule
     party_path, out_release = job.input["party"], job.output["release"]
     inputs = {k: v for k, v in job.input.items() if k != "party"}
     t, mech = teacher(release["teacher"]), _mechanism(release["lmech"], "local")
@@ -102,7 +102,7 @@ def curate(job: Job, *, delta: float | None = None) -> None:
     the sum (GNMax at ``delta``); outputs ``release`` and ``guarantee``.  The server reads only this release.
     The job's wildcards (scenario, teacher, cmech) name the release; its other inputs are what the teacher's
     record of the release reads (PATE: ``teachers_info``, the teachers' summary)."""
-    release, seed, randomness, rule = job.release, job.seed, job.randomness, job.rule
+    release, seed, randomness, rule = job.release_id, job.seed, job.randomness, job.rule
     answer_paths, out_release = job.input["answers"], job.output["release"]
     t = teacher(release["teacher"])
     mech = _mechanism(release["cmech"], "central").calibrated(t.k, delta)

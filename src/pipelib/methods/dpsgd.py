@@ -138,7 +138,7 @@ def dpsgd(job: Job, settings: DpSgdSettings, *, delta: float, n_public_classes: 
     scratch.  The job's wildcards name the release."""
     run = DpsgdRun.of(job.release)
     scenario, arch, epsilon = job.scenario, run.arch, run.epsilon
-    seed, randomness, release, out = job.seed, job.randomness, job.release, job.output
+    seed, randomness, release, out = job.seed, job.randomness, job.release_id, job.output
     party_paths, model_path = job.input["parties"], job.input.get("model")
     dev = loop.start(job.threads, job.device)  # fp32: Opacus clips per-sample gradients (docs/benchmarks.md)
     pooled = [load_labelled(p, dev, offset=n_public_classes) for p in party_paths]

@@ -394,7 +394,7 @@ def run_row(job: Job, cfg: dict, *, models: dict, n_public_classes: int) -> dict
         gen = torch.Generator().manual_seed(torch_seed(seed, "party-shuffle", scenario, method, i))
         noise_gen = None
         if kind == "ldp":  # party i's noise is keyed by every wildcard of the job, and i
-            noise_seed = release_torch_seed(seed, randomness, "fedmd", {**release, "party": i})
+            noise_seed = release_torch_seed(seed, randomness, "fedmd", {**job.release_id, "party": i})
             noise_gen = torch.Generator().manual_seed(noise_seed)
         set_bn_momentum(model, schedule.bn_momentum)
         opts = optimizer(model, cfg["lr"])
@@ -438,7 +438,7 @@ def run_row(job: Job, cfg: dict, *, models: dict, n_public_classes: int) -> dict
                 p.pid,
                 "gaussian",
                 guarantee,
-                drawn=Draw(randomness, release_key("fedmd", {**release, "party": p.pid})),
+                drawn=Draw(randomness, release_key("fedmd", {**job.release_id, "party": p.pid})),
                 n=n,
                 sigma=sigma,
                 seed=seed,

@@ -299,6 +299,13 @@ def owner_ledger(plan: dict, iterations: int, mechanism: str):
     )
 
 
+def answer_epsilon_range(ledger) -> tuple[float, float]:
+    """(smallest, largest) per-answer epsilon over the owners that answer at all: the busiest owner's
+    epsilon / its load and the least busy one's.  Equal when every owner carries the same load."""
+    per = ledger.loc[ledger["load"] > 0, "per_answer_epsilon"]
+    return float(per.min()), float(per.max())
+
+
 def owner_guarantee_of(row: dict):
     """The guarantee of one row of :func:`owner_ledger`."""
     return soft_label.owner_guarantee(row["mechanism"], float(row["per_answer_epsilon"]), int(row["answers"]))

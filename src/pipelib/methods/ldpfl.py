@@ -273,7 +273,7 @@ def run_row(job: Job, settings: dict) -> dict:
     trainer = LocalSGD(model, settings["lr"], settings["local_epochs"], settings["batch"], mode, settings["group"])
 
     def noise_seed(t: int, cid: int) -> int:
-        return client_noise_seed(seed, randomness, release, t, cid)
+        return client_noise_seed(seed, randomness, job.release_id, t, cid)
 
     proto = FedAvg(
         model, clients, server, trainer, rounds, (x_test, y_test), privacy=(mechanism, noise_seed), seed=seed
@@ -311,7 +311,8 @@ def run_row(job: Job, settings: dict) -> dict:
                     c.cid,
                     mechanism.name,
                     mechanism.client_guarantee(d, int(joined[c.cid])),
-                    drawn=Draw(randomness, release_key("ldpfl", {**release, "client": c.cid})),  # + the round, per draw
+                    # + the round, per draw
+                    drawn=Draw(randomness, release_key("ldpfl", {**job.release_id, "client": c.cid})),
                     n=len(c.x),
                     seed=seed,
                     weights=d,

@@ -27,6 +27,7 @@ from ..train.supervised import Monitor, TrainSettings, save_model, train_supervi
 from .distill import METHOD_NAMES, teacher
 from .ldpdl import (
     METHOD,
+    answer_epsilon_range,
     least_confident,
     owner_guarantee_of,
     owner_ledger,
@@ -218,7 +219,9 @@ def ldpdl_student(job: Job, settings: dict, loss: dict) -> dict:
         iteration=iteration,
         iterations=p["iterations"],
         total_epsilon=p["total_epsilon"],
-        per_answer_epsilon=p["per_answer_epsilon"],
+        # owners answer at epsilon / their own load: the busiest owner's (smallest) and the least busy one's
+        per_answer_epsilon=answer_epsilon_range(ledger)[0],
+        per_answer_epsilon_max=answer_epsilon_range(ledger)[1],
         max_answers=int(ledger["answers"].max()),
         answer_cap=p["cap"],
         owner_design=run["design"],

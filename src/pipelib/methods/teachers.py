@@ -265,7 +265,7 @@ def release(job: Job, settings: dict, *, records: int) -> None:
     pool record's epsilon spent in this release (summed over the owners that hold it): outputs
     ``release``, ``guarantee`` and ``records``.  The job's wildcards name the release."""
 
-    release_id, seed, randomness, rule = job.release, job.seed, job.randomness, job.rule
+    release_id, seed, randomness, rule = job.release_id, job.seed, job.randomness, job.rule
     iteration, mechanism, scenario = int(job["iteration"]), job["ldmech"], job.scenario
     inp, out_release = job.input, job.output["release"]
     p = read_json(inp["plan"])

@@ -21,9 +21,10 @@ import pandas as pd  # noqa: E402
 from matplotlib.ticker import FixedLocator, MaxNLocator, NullFormatter, NullLocator  # noqa: E402
 
 from .. import stats
-from ..io import atomic_path, read_csv, read_json, read_table, write_csv
+from ..io import atomic_path, read_csv, read_table, write_csv
 from ..privacy import gaussian
 from ..privacy.nfdp import SAMPLINGS, WITH_REPLACEMENT, nfdp
+from ..schema import read_result
 from . import flags, paper, regime, style
 from .parties import over_seeds
 
@@ -450,7 +451,7 @@ def plot_local_dp(data: pd.DataFrame, out: dict) -> None:
 
 def _rows(entries: list[dict]) -> pd.DataFrame:
     """Result rows of ``entries`` (dicts with ``path`` and the columns to add, such as the dataset label)."""
-    return pd.DataFrame([{**read_json(e["path"]), **{k: v for k, v in e.items() if k != "path"}} for e in entries])
+    return pd.DataFrame([{**read_result(e["path"]), **{k: v for k, v in e.items() if k != "path"}} for e in entries])
 
 
 def p002_privacy_vs_parties(out: dict, private_n: dict, k: int, parties: int, answers: int) -> pd.DataFrame:
@@ -472,7 +473,7 @@ def p002_accuracy_vs_parties(out: dict, entries: list[dict], answer: str, tables
     rows = pd.DataFrame(
         [
             {
-                **over_seeds([read_json(p) for p in paths], paths),
+                **over_seeds([read_result(p) for p in paths], paths),
                 **{k: v for k, v in e.items() if k not in ("path", "repeats")},
             }
             for e, paths in zip(entries, runs)

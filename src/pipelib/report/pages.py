@@ -812,6 +812,14 @@ def _ceiling_note(run: pd.DataFrame) -> list[str]:
     ]
 
 
+def _per_answer(r: dict) -> str:
+    """An LDP-DL row's per-answer epsilon: one value, or the busiest to the least busy owner's."""
+    low, high = r.get("per_answer_epsilon"), r.get("per_answer_epsilon_max")
+    if high is None or high != high or low is None or low != low or math.isclose(low, high, rel_tol=1e-9):
+        return fmt(low)
+    return f"{fmt(low)} - {fmt(high)}"
+
+
 def _ldpdl_method(r: dict) -> str:
     """A Table 1 row's method, with PATE's teacher arm."""
     arm = {"own": "PATE (own teachers)", "same": "PATE (LDP-DL's teachers)"}
@@ -873,7 +881,7 @@ def paper004_page(table_csv, figures: dict, command: str, figure_data: dict | No
             "eps per record",
             "delta",
             "guarantee",
-            "per-answer eps",
+            "per-answer eps (busiest - least busy owner)",
             "answers (busiest owner)",
             "label acc.",
             "test acc. [95 % interval]",
@@ -894,7 +902,7 @@ def paper004_page(table_csv, figures: dict, command: str, figure_data: dict | No
                 fmt(r.get("epsilon_record")),
                 fmt(r["delta"]),
                 r["adjacency"],
-                fmt(r.get("per_answer_epsilon")),
+                _per_answer(r),
                 fmt(r.get("max_answers")),
                 fmt(r["label_accuracy"]),
                 f"{fmt(r['accuracy'])} [{r['accuracy_low']:.3f}, {r['accuracy_high']:.3f}]",
@@ -920,7 +928,8 @@ def paper004_page(table_csv, figures: dict, command: str, figure_data: dict | No
             "epsilon-LDP of everything an owner releases (the paper's claim); per teacher's data, the same here, "
             "since every owner has a teacher fitted on its own records only; per record, one record of the private "
             "pool, composed over every owner that holds it (its worst record). PATE's is central (epsilon, delta) "
-            "per record: each record is in one teacher's shard.",
+            "per record: each record is in one teacher's shard. Each owner answers at epsilon / its own load: "
+            "the per-answer column gives the busiest owner's and, where loads differ, the least busy one's.",
             "",
             *_teacher_note(run),
             *_ceiling_note(run),
@@ -1135,7 +1144,7 @@ BUDGETS = (1.0, 8.0, math.inf)  # epsilon per record: the budgets at which the c
 def _acc(r: dict) -> str:
     """'0.862 [0.84, 0.88] (central, eps 8)': a row's accuracy, interval, kind of guarantee and epsilon."""
     interval = "" if pd.isna(r.get("accuracy_low")) else f" [{r['accuracy_low']:.3f}, {r['accuracy_high']:.3f}]"
-    notes = [] if r["guarantee_kind"] == "none" else [f"{r['guarantee_kind']}, eps per record {fmt(r['eps'])}"]
+    notes = [] if r["kind"] == "none" else [f"{r['kind']}, eps per record {fmt(r['eps'])}"]
     if regime.flagged(r.get("regime")):
         notes.append("outside its paper's regime")
     return f"{r['method']} {r['accuracy']:.3f}{interval}" + (f" ({', '.join(notes)})" if notes else "")
@@ -1149,17 +1158,25 @@ def _short(r: dict) -> str:
     return f"{r['method']} {r['accuracy']:.3f}{interval}, eps {fmt(r['eps'])}{mark}"
 
 
+def _per_record(t: pd.DataFrame) -> pd.DataFrame:
+    """compare.csv rows with ``eps`` and ``kind``: the epsilon of one record of the private pool and its kind
+    (LDP-DL's record guarantee is party-side under replace-one, not its owners' local one: tables.claims)."""
+    eps = t["epsilon_record"].fillna(t["epsilon"]) if "epsilon_record" in t else t["epsilon"]
+    kind = t["record_kind"].fillna(t["guarantee_kind"]) if "record_kind" in t else t["guarantee_kind"]
+    return t.assign(eps=eps, kind=kind)
+
+
 def compare_answer(t: pd.DataFrame) -> tuple[list[str], list[list]]:
     """The compare page's answer, as a table: per scenario, budget of epsilon per record and kind of
     guarantee (central, local, ...), among rows whose guarantee has delta < 1/n and covers its model, the
     most accurate method against the next one, and whether their 95 % intervals separate them."""
     t = t.copy()
-    t["eps"] = t["epsilon_record"].fillna(t["epsilon"]) if "epsilon_record" in t else t["epsilon"]
+    t = _per_record(t)
     vacuous = t["delta_vacuous"].astype(str).eq("True")
     evaluation = t["evaluation_only"].astype(str).eq("True") if "evaluation_only" in t else vacuous & False
-    guarded = t[(t.guarantee_kind != "none") & ~vacuous & ~evaluation]
+    guarded = t[(t.kind != "none") & ~vacuous & ~evaluation]
     rows = []
-    for (scenario, kind), g in guarded.groupby(["scenario", "guarantee_kind"], sort=True):
+    for (scenario, kind), g in guarded.groupby(["scenario", "kind"], sort=True):
         shown = None
         for high in BUDGETS:
             best = g[g.eps <= high].sort_values("accuracy", ascending=False).groupby("method", sort=False).head(1)
@@ -1173,7 +1190,7 @@ def compare_answer(t: pd.DataFrame) -> tuple[list[str], list[list]]:
             second = best.iloc[1].to_dict()
             apart = not pd.isna(lead.get("accuracy_low")) and lead["accuracy_low"] > second.get("accuracy_high", 1)
             rows.append([scenario, budget, kind, _short(lead), _short(second), "ahead" if apart else "inconclusive"])
-    header = ["scenario", "eps per record", "guarantee", "most accurate", "next", "separated?"]
+    header = ["scenario", "eps per record", "kind (per record)", "most accurate", "next", "separated?"]
     return header, rows
 
 
@@ -1184,13 +1201,13 @@ def compare_findings(t: pd.DataFrame) -> list[str]:
     *inconclusive*.  Rows without a guarantee are the references; FedMD-LDP's evaluation-only rows and rows
     with delta >= 1/n are named apart, never ranked."""
     t = t.copy()
-    t["eps"] = t["epsilon_record"].fillna(t["epsilon"]) if "epsilon_record" in t else t["epsilon"]
+    t = _per_record(t)
     vacuous = t["delta_vacuous"].astype(str).eq("True")
     evaluation = t["evaluation_only"].astype(str).eq("True") if "evaluation_only" in t else vacuous & False
     lines = []
     for scenario, rows in t.groupby("scenario", sort=True):
-        ref = rows[rows.guarantee_kind == "none"].sort_values("accuracy", ascending=False)
-        guarded = rows[(rows.guarantee_kind != "none") & ~vacuous[rows.index] & ~evaluation[rows.index]]
+        ref = rows[rows.kind == "none"].sort_values("accuracy", ascending=False)
+        guarded = rows[(rows.kind != "none") & ~vacuous[rows.index] & ~evaluation[rows.index]]
         parts = []
         if not ref.empty:
             parts.append(f"no guarantee (reference): best {_acc(ref.iloc[0].to_dict())}")
@@ -1211,7 +1228,7 @@ def compare_findings(t: pd.DataFrame) -> list[str]:
             ahead = ahead and lead["accuracy_low"] > second["accuracy_high"]
             verdict = "ahead of" if ahead else "inconclusive against"
             parts.append(f"{label}: {_acc(lead)}, {verdict} {_acc(second)}")
-        apart = rows[(rows.guarantee_kind != "none") & (vacuous[rows.index] | evaluation[rows.index])]
+        apart = rows[(rows.kind != "none") & (vacuous[rows.index] | evaluation[rows.index])]
         for method, g in apart.groupby("method", sort=True):
             why = "evaluation-only: its models are not covered" if evaluation[g.index].any() else "delta >= 1/n"
             parts.append(f"not ranked ({why}): {method}, best {g['accuracy'].max():.3f}")

@@ -14,7 +14,7 @@ from ..io import read_csv, read_json, read_table, write_csv, write_table
 from ..methods.ldpdl import TABLE_ARMS
 from ..privacy import LEDGER_COLUMNS, Adjacency, read_releases, with_reference_delta
 from ..privacy.weights import PER_WEIGHT_UNIT
-from ..schema import RESULT_COLUMNS
+from ..schema import RESULT_COLUMNS, read_result
 from . import flags, paper, regime
 from .parties import over_seeds, party_interval
 
@@ -72,7 +72,7 @@ def privacy_ledger(release_paths, out_path, preset: str, delta_ref: float) -> pd
 def result_rows(paths, delta_ref: float) -> pd.DataFrame:
     """Result rows (one JSON object per file) as a frame in schema order, with the epsilon each row's
     guarantee proves at the common ``delta_ref``."""
-    rows = [with_reference_delta(read_json(p), delta_ref) for p in paths]
+    rows = [with_reference_delta(read_result(p), delta_ref) for p in paths]
     frame = pd.DataFrame(rows)
     return frame[[c for c in RESULT_COLUMNS if c in frame] + [c for c in frame if c not in RESULT_COLUMNS]]
 
@@ -95,21 +95,26 @@ def guarantee_kind(method: str, adjacency: str) -> str:
 def claims(table: pd.DataFrame) -> pd.DataFrame:
     """The kind of each row's guarantee, the claim its paper states beside it (LDP-FL's per weight per
     round epsilon, paper 001, not a guarantee for a client's data; else the guarantee itself), and the
-    epsilon of one record of the private pool."""
+    epsilon of one record of the private pool with its adjacency and kind (``record_adjacency``,
+    ``record_kind``): where owners overlap (LDP-DL's L<n> owners) a record's epsilon composes the local
+    randomizers of every owner that holds it, and holds under replace-one (owners draw records by position in
+    a pool whose size the row publishes), a party-side guarantee; elsewhere it is the row's own guarantee."""
 
     kind = pd.Series([guarantee_kind(m, a) for m, a in zip(table["method"], table["adjacency"])], index=table.index)
     unit = table["paper_protected_unit"] if "paper_protected_unit" in table else pd.Series(None, index=table.index)
     per_weight = unit.eq(PER_WEIGHT_UNIT)
+    composed = table["epsilon_record"].notna() if "epsilon_record" in table else pd.Series(False, index=table.index)
+    composed &= table["adjacency"].eq(Adjacency.LOCAL.value)
     return pd.DataFrame(
         {
             "guarantee_kind": kind,
             "claim_kind": kind.where(~per_weight, "per-weight-per-round"),
             "claim_epsilon": table["epsilon"].where(~per_weight, table.get("paper_epsilon")),
-            # one record of the private pool: composed over the owners that hold it where owners overlap
-            # (LDP-DL's L<n> owners), else the row's guarantee (each record is one party's)
             "epsilon_record": (
                 table["epsilon_record"].fillna(table["epsilon"]) if "epsilon_record" in table else table["epsilon"]
             ),
+            "record_adjacency": table["adjacency"].where(~composed, Adjacency.REPLACE_ONE.value),
+            "record_kind": kind.where(~composed, "party"),
         },
         index=table.index,
     )
@@ -239,7 +244,7 @@ def table2(datasets: dict, runs: dict, centralized: dict, out_csv, out_rounds, d
 
     rows, rounds, test_n = [], [], {}
     for (label, _run), paths in runs.items():
-        repeats = [with_reference_delta(read_json(result), delta_ref) for result, _ in paths]
+        repeats = [with_reference_delta(read_result(result), delta_ref) for result, _ in paths]
         # the row's guarantee holds for every model it averages (a repeat's parties may hold a few records
         # more or fewer); the accuracy is over the seeds
         r = over_seeds(repeats, [result for result, _ in paths])
@@ -251,7 +256,7 @@ def table2(datasets: dict, runs: dict, centralized: dict, out_csv, out_rounds, d
         rounds.append(read_table(paths[0][1]).to_pandas().assign(dataset=label, method=r["method"], k=r["k"]))
     # Centralized: each party's architecture trained on the pooled data; averaged like the other rows.
     for label, spec in datasets.items():
-        per_arch = {arch: read_json(p) for (lab, arch), p in centralized.items() if lab == label}
+        per_arch = {arch: read_result(p) for (lab, arch), p in centralized.items() if lab == label}
         if not per_arch:
             continue
         accs = np.array([per_arch[a]["accuracy"] for a in spec["party_archs"]])
@@ -361,7 +366,7 @@ def fedmd_budget(entries: list[dict], out_csv, delta_ref: float) -> pd.DataFrame
     paper 002's Table 2 value of the same row (printed at its own budget: 20 x 5,000, 20 epochs)."""
     rows = []
     for e in entries:
-        r = with_reference_delta(read_json(e["path"]), delta_ref)
+        r = with_reference_delta(read_result(e["path"]), delta_ref)
         low, high = party_interval(e["path"], r["test_n"])
         point = (e["rounds"], e["public_per_round"], e["pretrain_epochs"])
         printed = paper.table2(e["dataset"], r["method"], r.get("k") if r["method"] == "FedMD-NFDP" else None)
@@ -441,7 +446,7 @@ def fedmd_ablation(entries: list[dict], out_csv) -> pd.DataFrame:
     for e in entries:
         if "pooled" in e:
             continue
-        r = read_json(e["path"])
+        r = read_result(e["path"])
         path = e["path"].replace("result.json", "rounds.parquet")
         per_round = _per_round(path)
         means, parties, peak = per_round.mean(axis=1), per_round.iloc[-1].to_numpy(), per_round.mean(axis=1).idxmax()
@@ -483,7 +488,7 @@ def fedmd_ablation(entries: list[dict], out_csv) -> pd.DataFrame:
     pooled = {}
     for e in (e for e in entries if "pooled" in e):
         key = (e["dataset"], e["k"], e["paper_k"], e.get("sampling", ""), *e["pooled"])
-        pooled.setdefault(key, []).append(read_json(e["path"]))
+        pooled.setdefault(key, []).append(read_result(e["path"]))
     for (label, k, paper_k, sampling, pe, epochs), results in pooled.items():
         acc, test_n = float(np.mean([r["accuracy"] for r in results])), int(results[0]["test_n"])
         low, high = stats.accuracy_interval(acc, test_n)
@@ -556,7 +561,7 @@ def table_rknn(labels: list[str], result_paths: list, out_csv, delta_ref: float)
     ``labels[i]`` is the display name (the config row's ``dataset``) of ``result_paths[i]``."""
     out = []
     for label, path in zip(labels, result_paths):
-        r = with_reference_delta(read_json(path), delta_ref)
+        r = with_reference_delta(read_result(path), delta_ref)
         printed = paper.table_rknn(label, r["s"], r["mechanism"], float(r["epsilon"]))
         out.append(
             {
@@ -628,7 +633,7 @@ def fedmd_view(entries: list[dict], paper_values: dict, key: tuple, out_csv, del
     rows = []
     for e in entries:
         paths = [e["path"], *e.get("repeats", [])]
-        r = over_seeds([with_reference_delta(read_json(p), delta_ref) for p in paths], paths)
+        r = over_seeds([with_reference_delta(read_result(p), delta_ref) for p in paths], paths)
         row = {**r, **{k: v for k, v in e.items() if k not in ("path", "repeats")}}
         printed = paper_values.get(tuple(row[c] for c in key))
         row["regime"], row["compute"] = regime.fedmd(row, row["dataset"]), regime.fedmd_compute(row)
@@ -690,6 +695,7 @@ TABLE_LDPDL_COLUMNS = [
     "queries",
     "aqs",
     "per_answer_epsilon",
+    "per_answer_epsilon_max",
     "max_answers",
     "answer_cap",
     "mean_answers_paper",
@@ -720,10 +726,10 @@ def table_ldpdl(entries: list[dict], out_csv, delta_ref: float) -> pd.DataFrame:
     for e in entries:
         ceiling = {}
         if "ceiling" in e:
-            c = stats.with_accuracy_interval(pd.DataFrame([read_json(e["ceiling"])]), "test_n", digits=4).iloc[0]
+            c = stats.with_accuracy_interval(pd.DataFrame([read_result(e["ceiling"])]), "test_n", digits=4).iloc[0]
             ceiling = {f"ceiling_{k}": c[k] for k in ("accuracy", "accuracy_low", "accuracy_high")}
         for arm in (a for a in TABLE_ARMS if a in e):
-            r = with_reference_delta(read_json(e[arm]), delta_ref)
+            r = with_reference_delta(read_result(e[arm]), delta_ref)
             printed = paper.TABLE_LDPDL.get((r["method"], e["dataset"], e["epsilon"]))
             ours, theirs = e.get("teachers", {}).get(arm), paper.TEACHERS_LDPDL[r["method"]]
             rows.append(
@@ -819,7 +825,7 @@ def table_ldpfl(entries: list[dict], out_csv) -> pd.DataFrame:
     per-round claim."""
     rows = []
     for e in entries:
-        r = read_json(e["path"])
+        r = read_result(e["path"])
         if e["range"] == "none":
             printed = paper.NOISE_FREE_LDPFL.get(e["dataset"])
         else:

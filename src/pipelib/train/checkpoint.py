@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import zipfile
 from pathlib import Path
 from typing import NamedTuple
 
@@ -25,9 +26,19 @@ from ..io import DamagedFileError, atomic_path, readable
 log = logging.getLogger(__name__)
 
 
+def _crc_checked(path):
+    """``path``, once every member of its zip archive (a torch file is one) passes its CRC check: torch.load
+    checks none, so damage inside a tensor would load as wrong weights."""
+    with zipfile.ZipFile(path) as z:
+        bad = z.testzip()
+    if bad is not None:
+        raise ValueError(f"member {bad} fails its CRC check")
+    return path
+
+
 def load_torch(path):
     """A torch file (model or checkpoint) on the CPU; a damaged one raises a DamagedFileError naming it."""
-    return readable(path, lambda: torch.load(path, map_location="cpu", weights_only=False))
+    return readable(path, lambda: torch.load(_crc_checked(path), map_location="cpu", weights_only=False))
 
 
 def fingerprint(code: str, *parts) -> str:
