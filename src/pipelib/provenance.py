@@ -68,13 +68,29 @@ def imported_modules(source: str, package: Path = PACKAGE, module: str = "") -> 
     return names
 
 
+def _module(name: str, package: Path) -> tuple[bytes, frozenset, frozenset]:
+    """A pipelib module's bytes, the pipelib modules it imports and its code strings: parsed once per
+    process and version of the file (a Snakemake start digests some 60 scripts whose closures share most
+    modules)."""
+    path = module_file(name, package)
+    st = path.stat()
+    return _parsed(path, st.st_mtime_ns, st.st_size, name, package)
+
+
+@cache
+def _parsed(path: Path, mtime_ns: int, size: int, name: str, package: Path) -> tuple[bytes, frozenset, frozenset]:
+    text = path.read_bytes()
+    source = text.decode()
+    return text, frozenset(imported_modules(source, package, name)), frozenset(code_strings(source))
+
+
 def module_closure(script: Path, package: Path = PACKAGE) -> list[str]:
     """The pipelib modules ``script`` runs: those it imports and, transitively, those they import."""
     todo, seen = imported_modules(Path(script).read_text(), package), set()
     while todo:
         name = todo.pop()
         seen.add(name)
-        todo |= imported_modules(module_file(name, package).read_text(), package, name) - seen
+        todo |= _module(name, package)[1] - seen
     return sorted(seen)
 
 
@@ -113,10 +129,9 @@ def code_digest(script, package: Path = PACKAGE) -> str:
     (schema, checksums) those modules name."""
     digest = hashlib.sha256(Path(script).read_bytes())
     modules = module_closure(Path(script), package)
-    texts = {name: module_file(name, package).read_bytes() for name in modules}
     for name in modules:
-        digest.update(f"\0{name}\0".encode() + texts[name])
-    named = set().union(*(code_strings(text.decode()) for text in texts.values())) if texts else set()
+        digest.update(f"\0{name}\0".encode() + _module(name, package)[0])
+    named = set().union(*(_module(name, package)[2] for name in modules))
     for data in _data_files(package):
         if any(data.name in string for string in named):
             digest.update(f"\0{data.relative_to(package).as_posix()}\0".encode() + data.read_bytes())

@@ -2,7 +2,6 @@
 # run's start and end).  The experiment design (every run, table, figure and page the config asks for, and
 # the paths and inputs of every job) is pipelib.design.Design, built once below; its methods and constants
 # are this file's names (fedmd_inputs, res, SCENARIOS, ...), so the rules files read them as before.
-import functools
 import os
 import re
 import sys
@@ -19,7 +18,6 @@ from pipelib.design import LDPDL_TABLE_ARMS, Design, DesignError
 from pipelib import integrity
 from pipelib.plan import check_sizes
 from pipelib.privacy.nfdp import STRATIFIED
-from pipelib import provenance
 from pipelib.provenance import code_digest
 from pipelib.runs import FEDMD_RUN, LDPDL_RUN, LDPFL_RUN, PATE_RUN
 from pipelib.runs import PATE_TEACHERS, TEACHER_RUN, AuditRun, FedmdRun
@@ -33,15 +31,6 @@ try:
     )  # a dry run in a locked folder: a real run will be refused
 except ConfigError as err:
     raise WorkflowError(str(err)) from None
-
-# Each pipelib module is parsed once per snakemake call, not once per script that imports it (59
-# scripts): keyed by the source text, and a fresh set per call (module_closure edits the one it gets).
-# The cache belongs on the two functions in the provenance module; it is kept here while that file stays
-# as it is, since every rule's code digest covers it.
-_imports_of = functools.cache(provenance.imported_modules)
-provenance.imported_modules = lambda *args: set(_imports_of(*args))
-_strings_of = functools.cache(provenance.code_strings)
-provenance.code_strings = lambda source: set(_strings_of(source))
 
 D = Design(config)
 globals().update(D.exports())  # fedmd_inputs, res, SCENARIOS, ...: see pipelib.design
