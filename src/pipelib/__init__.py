@@ -11,4 +11,4 @@ Modules: vocab (vocabularies), config (schema validation), seeding, io, logs, pr
 This file imports nothing, so that editing one module re-runs only the rules that use it.
 """
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"

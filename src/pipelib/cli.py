@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from . import __version__
 from .privacy import nfdp
 from .vocab import SAMPLINGS
 
@@ -71,6 +72,7 @@ def _timings(args) -> int:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="pipelib", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"pipelib {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("nfdp", help="NFDP (epsilon, delta) of a k-subsample, or the largest k for a target")
     p.add_argument("--n", type=int, required=True, help="the party's private set size")

@@ -4,7 +4,7 @@ errors that name the key and the allowed values; the scenarios and rows a config
 from __future__ import annotations
 
 import re
-from importlib import resources
+from pathlib import Path
 
 import yaml
 from jsonschema import Draft202012Validator
@@ -35,9 +35,19 @@ def _vocab(node):
     return node
 
 
+# The workflow's config schema, where the Snakemake workflow catalog expects it (pipelib is installed
+# editable from the workflow's checkout: pip install -e .).
+SCHEMA = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
+
+
 def schema() -> dict:
-    """The config's JSON schema (``config.schema.yaml``) with the vocabularies of :mod:`pipelib.vocab`."""
-    return _vocab(yaml.safe_load(resources.files(__package__).joinpath("config.schema.yaml").read_text()))
+    """The config's JSON schema (:data:`SCHEMA`) with the vocabularies of :mod:`pipelib.vocab`."""
+    if not SCHEMA.is_file():
+        raise ConfigError(
+            f"the config schema {SCHEMA} is missing: pipelib reads it from the workflow checkout it was "
+            f"installed from (pip install -e . in the repository root)"
+        )
+    return _vocab(yaml.safe_load(SCHEMA.read_text()))
 
 
 def read_yaml(path) -> dict:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
+from snakemake.utils import validate as validate_schema
 
 from pipelib import vocab
 from pipelib.boundary import rule_roles
@@ -23,7 +24,9 @@ from pipelib.runs import FEDMD_RUN, LDPDL_RUN, LDPFL_RUN, PATE_RUN
 from pipelib.runs import PATE_TEACHERS, TEACHER_RUN, AuditRun, FedmdRun
 
 try:
+    # pipelib's messages name the key and the allowed values; then the catalog's convention
     validate(config)
+    validate_schema(config, "../schemas/config.schema.yaml")
     # k above a party's n and the like fail here, before any job (as in pipelib check-config)
     check_sizes({**config, "scenarios": scenarios(config)}, config["results_dir"])
     integrity.note_dry_run_lock(
