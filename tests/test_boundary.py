@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pipelib import boundary, stages
-from pipelib.boundary import Job
+from pipelib.boundary import DagJob
 
 REPO = Path(__file__).resolve().parents[1]
 SCENARIOS = {
@@ -23,10 +23,10 @@ def dag():
     d = "results/distill/s/rknn-hog-s4-k1"
     jobs = [
         *[
-            Job("ingest", [f"../data/{ds}"], [f"results/data/{ds}/train.parquet"], {"dataset": ds})
+            DagJob("ingest", [f"../data/{ds}"], [f"results/data/{ds}/train.parquet"], {"dataset": ds})
             for ds in ("cifar10", "mnist", "femnist")
         ],
-        Job(
+        DagJob(
             "partition",
             ["results/data/cifar10/train.parquet"],
             [
@@ -36,21 +36,21 @@ def dag():
             ],
             {"scenario": "s"},
         ),
-        Job("pretrain", ["results/data/mnist/train.parquet"], ["results/pretrain/mnist/a.pt"], {"public": "mnist"}),
-        Job(
+        DagJob("pretrain", ["results/data/mnist/train.parquet"], ["results/pretrain/mnist/a.pt"], {"public": "mnist"}),
+        DagJob(
             "fedmd",
             ["results/pretrain/mnist/a.pt"],
             ["results/fedmd/f/softmax/np/result.json", "results/fedmd/f/softmax/np/models.pt"],
             {"scenario": "f"},
         ),
         # a UMAP encoder fitted on a SimCLR encoder's features: public images and a public model only
-        Job(
+        DagJob(
             "train_encoder",
             ["results/partitions/s/public.parquet"],
             ["results/represent/s/simclr/encoder.pt"],
             {"scenario": "s", "encoder": "simclr"},
         ),
-        Job(
+        DagJob(
             "train_encoder",
             ["results/partitions/s/public.parquet", "results/represent/s/simclr/encoder.pt"],
             ["results/represent/s/umap/encoder.pt"],
@@ -59,19 +59,19 @@ def dag():
     ]
     for p in (0, 1):
         jobs += [
-            Job(
+            DagJob(
                 "party_data",
                 ["results/partitions/s/assignment.parquet", "results/data/cifar10/train.parquet"],
                 [f"results/partitions/s/party-{p}.parquet"],
                 {"scenario": "s", "party": str(p)},
             ),
-            Job(
+            DagJob(
                 "embed_party",
                 [f"results/partitions/s/party-{p}.parquet"],
                 [f"results/represent/s/hog/party-{p}.npy"],
                 {"scenario": "s", "encoder": "hog", "party": str(p)},
             ),
-            Job(
+            DagJob(
                 "distill_answers",
                 [f"results/partitions/s/party-{p}.parquet", f"results/represent/s/hog/party-{p}.npy"],
                 [f"{d}/answers/party-{p}.npy"],
@@ -80,13 +80,13 @@ def dag():
         ]
     dp = "results/dpsgd/s/a/eps1.0"
     jobs += [  # DP-SGD: every party's records pooled (a baseline); its model and guarantee are a release
-        Job(
+        DagJob(
             "dpsgd",
             [f"results/partitions/s/party-{p}.parquet" for p in (0, 1)] + ["results/partitions/s/test.parquet"],
             [f"{dp}/result.json", f"{dp}/model.pt", f"{dp}/releases.json"],
             {"scenario": "s"},
         ),
-        Job("privacy_ledger", [f"{dp}/releases.json"], ["results/privacy_ledger.csv"], {}),
+        DagJob("privacy_ledger", [f"{dp}/releases.json"], ["results/privacy_ledger.csv"], {}),
     ]
     r = "results/ldpdl/s/pm-eps5.0-q2-L4-aqs"
     soft = ["results/ldpdl/s/teachers-L4/teachers.npz", "results/ldpdl/s/teachers-L4/teachers.json"]
@@ -94,32 +94,32 @@ def dag():
     pt = "results/distill/s/pate-T2-q4"
     enc = "results/ldpdl/encoder-cifar10/encoder.pt"  # the teachers' encoder, trained on another dataset
     jobs += [
-        Job("ldpdl_encoder", ["results/data/mnist/train.parquet"], [enc], {"tdata": "cifar10"}),
-        Job(
+        DagJob("ldpdl_encoder", ["results/data/mnist/train.parquet"], [enc], {"tdata": "cifar10"}),
+        DagJob(
             "ldpdl_teachers",
             [f"results/partitions/s/party-{p}.parquet" for p in (0, 1)] + [enc],
             soft,
             {"scenario": "s", "design": "L4"},
         ),
-        Job(
+        DagJob(
             "ldpdl_teachers",
             [f"results/partitions/s/party-{p}.parquet" for p in (0, 1)],
             pate_teachers,
             {"scenario": "s", "design": "T2"},
         ),
-        Job(
+        DagJob(
             "ldpdl_plan",
             ["results/partitions/s/public.parquet"],
             [f"{r}/plan.json", f"{r}/iter-1/queries.npy"],
             {"scenario": "s"},
         ),
-        Job(
+        DagJob(
             "ldpdl_release",
             [f"{r}/plan.json", f"{r}/iter-1/queries.npy", *soft, "results/partitions/s/public.parquet", enc],
             [f"{r}/iter-1/answers.npy", f"{r}/iter-1/answers.guarantee.json", f"{r}/iter-1/answers.records.npy"],
             {"scenario": "s", "iteration": "1"},
         ),
-        Job(
+        DagJob(
             "ldpdl_student",
             [
                 f"{r}/plan.json",
@@ -134,31 +134,31 @@ def dag():
             {"scenario": "s", "iteration": "1"},
         ),
         # PATE in the distillation stage: the teachers' votes (private) -> the curator -> the server
-        Job(
+        DagJob(
             "distill_votes",
             [*pate_teachers, "results/partitions/s/public.parquet"],
             [f"{pt}/answers/teachers.npy"],
             {"scenario": "s", "teacher": "pate-T2-q4"},
         ),
-        Job(
+        DagJob(
             "distill_curate",
             [f"{pt}/answers/teachers.npy", pate_teachers[1]],
             [f"{pt}/gnmax-eps5.0/release/curated.npy", f"{pt}/gnmax-eps5.0/release/curated.guarantee.json"],
             {"scenario": "s", "teacher": "pate-T2-q4"},
         ),
-        Job(
+        DagJob(
             "distill_aggregate",
             [f"{pt}/gnmax-eps5.0/release/curated.npy", f"{pt}/gnmax-eps5.0/release/curated.guarantee.json"],
             [f"{pt}/gnmax-eps5.0/counts.npy", f"{pt}/gnmax-eps5.0/aggregate.json"],
             {"scenario": "s", "teacher": "pate-T2-q4"},
         ),
-        Job(
+        DagJob(
             "distill_label",
             [f"{pt}/gnmax-eps5.0/counts.npy", "results/partitions/s/public.parquet"],
             [f"{pt}/gnmax-eps5.0/labels.parquet"],
             {"scenario": "s", "teacher": "pate-T2-q4"},
         ),
-        Job(
+        DagJob(
             "distill_student",
             [
                 f"{pt}/gnmax-eps5.0/labels.parquet",
@@ -169,13 +169,13 @@ def dag():
             [f"{pt}/gnmax-eps5.0/result.json"],
             {"scenario": "s", "teacher": "pate-T2-q4"},
         ),
-        Job(
+        DagJob(
             "ldpdl_ceiling",
             ["results/partitions/s/public.parquet", "results/partitions/s/test.parquet"],
             ["results/ldpdl/s/ceiling/result.json"],
             {"scenario": "s"},
         ),
-        Job(
+        DagJob(
             "table_ldpdl",
             [f"{r}/iter-1/result.json", f"{pt}/gnmax-eps5.0/result.json", "results/ldpdl/s/ceiling/result.json"],
             ["results/table_ldpdl.csv"],
@@ -183,24 +183,26 @@ def dag():
         ),
     ]
     jobs += [
-        Job(
+        DagJob(
             "distill_curate",
             [f"{d}/answers/party-0.npy", f"{d}/answers/party-1.npy"],
             [f"{d}/none/release/curated.npy"],
             {"scenario": "s"},
         ),
-        Job("distill_aggregate", [f"{d}/none/release/curated.npy"], [f"{d}/none/counts.npy"], {"scenario": "s"}),
-        Job(
+        DagJob("distill_aggregate", [f"{d}/none/release/curated.npy"], [f"{d}/none/counts.npy"], {"scenario": "s"}),
+        DagJob(
             "distill_student",
             [f"{d}/none/counts.npy", "results/partitions/s/public.parquet", "results/partitions/s/test.parquet"],
             [f"{d}/none/result.json"],
             {"scenario": "s"},
         ),
-        Job("compare", [f"{d}/none/result.json", "results/dpsgd/s/a/eps1.0/result.json"], ["results/compare.csv"], {}),
+        DagJob(
+            "compare", [f"{d}/none/result.json", "results/dpsgd/s/a/eps1.0/result.json"], ["results/compare.csv"], {}
+        ),
     ]
     fl = "results/ldpfl/s/twopoint-eps5.0-adaptive/f1.0-m2"
     jobs += [  # LDP-FL: every client, the shuffler and the server in one federation job
-        Job(
+        DagJob(
             "ldpfl",
             [
                 "results/partitions/s/assignment.parquet",
@@ -210,32 +212,32 @@ def dag():
             [f"{fl}/result.json", f"{fl}/rounds.parquet", f"{fl}/releases.json", f"{fl}/model.pt"],
             {"scenario": "s"},
         ),
-        Job("table_ldpfl", [f"{fl}/result.json"], ["results/table_ldpfl.csv"], {}),
-        Job("figure_p001", [f"{fl}/result.json", f"{fl}/rounds.parquet"], ["results/figures/p001_epsilon.png"], {}),
+        DagJob("table_ldpfl", [f"{fl}/result.json"], ["results/table_ldpfl.csv"], {}),
+        DagJob("figure_p001", [f"{fl}/result.json", f"{fl}/rounds.parquet"], ["results/figures/p001_epsilon.png"], {}),
     ]
     a = "results/distill/s-canaries-replace/rknn-hog-s4-k1/laplace-eps1.0"
     jobs += [  # the audit: the dealer deals the canaries; only the auditor reads them (and private files)
-        Job(
+        DagJob(
             "audit_partition",
             ["results/data/cifar10/train.parquet"],
             [f"results/partitions/s-canaries-replace/{n}.parquet" for n in ("assignment", "public", "test")]
             + [CANARIES],
             {"scenario": "s-canaries-replace"},
         ),
-        Job("distill_curate", [], [f"{a}/release/curated.npy"], {"scenario": "s-canaries-replace"}),
-        Job(
+        DagJob("distill_curate", [], [f"{a}/release/curated.npy"], {"scenario": "s-canaries-replace"}),
+        DagJob(
             "audit_distill",
             [CANARIES, f"{a}/release/curated.npy", f"{d}/answers/party-0.npy", "results/represent/s/hog/party-1.npy"],
             ["results/audit/distill/s-canaries-replace/rknn-hog-s4-k1/laplace-eps1.0/audit.json"],
             {"scenario": "s-canaries-replace"},
         ),
-        Job(
+        DagJob(
             "audit_fedmd",
             [CANARIES, "results/fedmd/f/softmax/np/models.pt"],
             ["results/audit/fedmd/f/softmax/np/audit.json"],
             {"scenario": "s-canaries-replace"},
         ),
-        Job(
+        DagJob(
             "audit_table",
             ["results/audit/distill/s-canaries-replace/rknn-hog-s4-k1/laplace-eps1.0/audit.json"],
             ["results/audit.csv"],
@@ -324,7 +326,7 @@ def test_a_pretraining_on_a_scenarios_pool_reads_the_pool_not_the_dataset():
     """Where public and private data are one dataset (scenario s), the shared initialization of FedMD's
     parties learns from the scenario's public pool (rule pretrain_pool); the dataset's train split
     holds the parties' records."""
-    pool = Job(
+    pool = DagJob(
         "pretrain_pool",
         ["results/partitions/s/public.parquet", "results/partitions/s/test.parquet"],
         ["results/pretrain_pool/s/a-c20.pt"],
@@ -338,7 +340,7 @@ def test_a_pretraining_on_a_scenarios_pool_reads_the_pool_not_the_dataset():
 
 
 def test_a_rule_without_a_role_fails():
-    jobs = [*dag(), Job("mystery", [], ["results/x"], {})]
+    jobs = [*dag(), DagJob("mystery", [], ["results/x"], {})]
     assert boundary.check(jobs, SCENARIOS) == ["rule mystery has no role in pipelib.stages"]
 
 

@@ -1,6 +1,6 @@
 """A failed run loses nothing (issue 31): the cheap integrity checks, the pre-flight check, the run record
 and its rebuild commands, errors of the operating system that name the path, and size checks of a config
-against the data.  The workflow-level reproductions are in tests/test_runs.py."""
+against the data.  The workflow-level reproductions are in tests/test_safe_runs.py."""
 
 import errno
 import json

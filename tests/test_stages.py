@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from pipelib import boundary, plan, seeding, stages, work
-from pipelib.boundary import Job as DagJob
+from pipelib.boundary import DagJob
 from pipelib.config import load, scenarios, validate
 from pipelib.job import Job
 from pipelib.privacy import registry

@@ -91,14 +91,17 @@ class Layout:
 
 
 @dataclass
-class Job:
+class DagJob:
+    """One job of a dry run's DAG as the boundary check reads it (not a running job's context,
+    :class:`pipelib.job.Job`)."""
+
     rule: str
     inputs: list[str]
     outputs: list[str]
     wildcards: dict = field(default_factory=dict)
 
 
-def parse_dry_run(text: str) -> list[Job]:
+def parse_dry_run(text: str) -> list[DagJob]:
     """The jobs of ``snakemake -n`` output: rule, inputs, outputs and wildcards of each."""
     jobs = []
     for block in re.split(r"\n(?=(?:local)?rule \w+:)", text):
@@ -108,7 +111,7 @@ def parse_dry_run(text: str) -> list[Job]:
         found = {k: re.search(rf"^\s+{k}: (.*)$", block, flags=re.M) for k in ("input", "output", "wildcards")}
         files = {k: f.group(1).split(", ") if f else [] for k, f in found.items()}
         wildcards = dict(w.split("=", 1) for w in files["wildcards"])
-        jobs.append(Job(m.group(1), files["input"], files["output"], wildcards))
+        jobs.append(DagJob(m.group(1), files["input"], files["output"], wildcards))
     return jobs
 
 
@@ -118,7 +121,7 @@ def rule_roles(rule_names) -> list[str]:
     return [f"rule {r} has no role in pipelib.stages" for r in rule_names if r not in roles]
 
 
-def _kind(path: str, producer: Job | None, table: dict) -> str:
+def _kind(path: str, producer: DagJob | None, table: dict) -> str:
     """The kind of file ``path`` is (``table``: pipelib.stages.stages() of this check)."""
     if producer is None:
         return "source"
@@ -192,18 +195,18 @@ def _overlap(a: set, b: set) -> bool:
     return bool(a & b)
 
 
-def served_scenarios(jobs: list[Job]) -> dict[int, set]:
+def served_scenarios(jobs: list[DagJob]) -> dict[int, set]:
     """For every job, the scenarios it serves: its own wildcard, else those of the jobs that consume its
     outputs, transitively (a pre-training serves the scenarios whose FedMD rows start from it)."""
     producer = {o: j for j in jobs for o in j.outputs}
-    consumers: dict[int, list[Job]] = {}
+    consumers: dict[int, list[DagJob]] = {}
     for j in jobs:
         for i in j.inputs:
             if i in producer:
                 consumers.setdefault(id(producer[i]), []).append(j)
     memo: dict[int, set] = {}
 
-    def serve(job: Job, seen=()) -> set:
+    def serve(job: DagJob, seen=()) -> set:
         if id(job) in memo:
             return memo[id(job)]
         if "scenario" in job.wildcards:
@@ -219,7 +222,7 @@ def served_scenarios(jobs: list[Job]) -> dict[int, set]:
     return {id(j): serve(j) for j in jobs}
 
 
-def check(jobs: list[Job], scenarios: dict, root: Path | None = None, results_dir: str = "results") -> list[str]:
+def check(jobs: list[DagJob], scenarios: dict, root: Path | None = None, results_dir: str = "results") -> list[str]:
     """Every violation of the boundary in ``jobs`` (empty when the DAG keeps it).  ``scenarios``: the
     config's scenarios; ``root``: the working directory whose files to check by content (None: by name);
     ``results_dir``: the config's results folder."""

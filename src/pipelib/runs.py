@@ -255,6 +255,10 @@ class PateTeachers(_Teacher):
         return f"pate-{self.design}-q{int(self.queries)}"
 
 
+# An LDP-DL run's folder name as Snakemake wildcards: the path form of LdpdlRun.name (tested against it).
+LDPDL_WILDCARDS = "{ldmech}-eps{eps}-q{nq}-{design}-{qs}"
+
+
 @dataclass(frozen=True)
 class LdpdlRun:
     """One LDP-DL run: ``mechanism`` (PM, Duchi, Laplace) at total ``epsilon`` per owner, ``per_query``

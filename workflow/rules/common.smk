@@ -20,7 +20,7 @@ from pipelib import integrity
 from pipelib.plan import check_sizes
 from pipelib.privacy.nfdp import STRATIFIED
 from pipelib.provenance import code_digest
-from pipelib.runs import FEDMD_RUN, LDPDL_RUN, LDPFL_RUN, PATE_RUN
+from pipelib.runs import FEDMD_RUN, LDPDL_RUN, LDPDL_WILDCARDS, LDPFL_RUN, PATE_RUN
 from pipelib.runs import PATE_TEACHERS, TEACHER_RUN, AuditRun, FedmdRun
 
 try:
