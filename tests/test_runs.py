@@ -164,3 +164,10 @@ def test_ldpdl_folder_wildcards_spell_the_runs_name():
     wildcards = {"ldmech": "pm", "eps": "8.0", "nq": "30", "design": "L10000", "qs": "aqs"}
     name = LDPDL_WILDCARDS.format(**wildcards)
     assert name == LdpdlRun.of(wildcards).name == "pm-eps8.0-q30-L10000-aqs" and LDPDL_RUN.fullmatch(name)
+
+
+def test_budget_point_wildcards_spell_its_name():
+    from pipelib.runs import BUDGET_WILDCARDS, BudgetPoint
+
+    wildcards = {"rounds": "12", "q": "1000", "pe": "20"}
+    assert BUDGET_WILDCARDS.format(**wildcards) == BudgetPoint.of(wildcards).name == "R12-q1000-pe20"

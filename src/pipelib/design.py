@@ -35,6 +35,7 @@ from .data import ingest as raw
 from .methods.ldpdl import TABLE_ARMS, teacher_model
 from .runs import (
     AuditRun,
+    BudgetPoint,
     DpsgdRun,
     FedmdRun,
     LdpdlRun,
@@ -412,7 +413,7 @@ class Design:
                 row,
                 self.distill_dir(
                     row["scenario"],
-                    f"rknn-{row['encoder']}-s{row['s']}-k{row['k']}",
+                    RknnRun(row["encoder"], int(row["s"]), int(row["k"])).name,
                     self.mechanism_dir(row),
                 ),
             )
@@ -594,7 +595,7 @@ class Design:
             self.FEDMD["pretrain"]["epochs"],
         ):
             return self.fedmd_result(scenario, self.FEDMD["answer"], run)
-        point = f"R{rounds}-q{queries}-pe{epochs}"
+        point = BudgetPoint(rounds, queries, epochs).name
         return self.res(f"fedmd_budget/{scenario}/{self.FEDMD['answer']}/{point}/{run}/result.json")
 
     def budget_entries(self):
@@ -683,7 +684,7 @@ class Design:
         return entries
 
     def rknn_result(self, scenario, encoder, s, k, mech):
-        return f"{self.distill_dir(scenario, f'rknn-{encoder}-s{s}-k{k}', mech)}/result.json"
+        return f"{self.distill_dir(scenario, RknnRun(encoder, int(s), int(k)).name, mech)}/result.json"
 
     def p003_sweep_entries(self):
         """Paper 003 Figure 2(a)-(c): s at k = 1, and k at s = at_s; central Laplace at the row's epsilon."""
@@ -1083,7 +1084,7 @@ class Design:
         out = []
         for row in audit_rows(self.config, "rknn"):
             scenario = audit_variant(self.config, row["scenario"], row["mechanism"])
-            teacher, mech = f"rknn-{row['encoder']}-s{row['s']}-k{row['k']}", self.mechanism_dir(row)
+            teacher, mech = RknnRun(row["encoder"], int(row["s"]), int(row["k"])).name, self.mechanism_dir(row)
             out.append(
                 {
                     "scenario": scenario,

@@ -255,6 +255,27 @@ class PateTeachers(_Teacher):
         return f"pate-{self.design}-q{int(self.queries)}"
 
 
+@dataclass(frozen=True)
+class BudgetPoint:
+    """A FedMD distillation budget and pre-training (the budget ablation's folder): ``rounds`` of ``queries``
+    public queries from models pre-trained ``epochs`` epochs; name ``R<rounds>-q<queries>-pe<epochs>``."""
+
+    rounds: int
+    queries: int
+    epochs: int
+
+    @classmethod
+    def of(cls, wildcards) -> BudgetPoint:
+        return cls(int(wildcards["rounds"]), int(wildcards["q"]), int(wildcards["pe"]))
+
+    @property
+    def name(self) -> str:
+        return f"R{int(self.rounds)}-q{int(self.queries)}-pe{int(self.epochs)}"
+
+
+BUDGET_WILDCARDS = "R{rounds}-q{q}-pe{pe}"  # a budget point's folder as Snakemake wildcards
+
+
 # An LDP-DL run's folder name as Snakemake wildcards: the path form of LdpdlRun.name (tested against it).
 LDPDL_WILDCARDS = "{ldmech}-eps{eps}-q{nq}-{design}-{qs}"
 

@@ -22,6 +22,7 @@ from pipelib.privacy.nfdp import STRATIFIED
 from pipelib.provenance import code_digest
 from pipelib.runs import FEDMD_RUN, LDPDL_RUN, LDPDL_WILDCARDS, LDPFL_RUN, PATE_RUN
 from pipelib.runs import PATE_TEACHERS, TEACHER_RUN, AuditRun, FedmdRun
+from pipelib.runs import BUDGET_WILDCARDS, BudgetPoint
 
 try:
     # pipelib's messages name the key and the allowed values; then the catalog's convention

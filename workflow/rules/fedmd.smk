@@ -123,27 +123,21 @@ use rule pretrain as pretrain_epochs with:
         ),
 
 
-# A FedMD row at R rounds of q public queries, from models pre-trained pe epochs (the budget ablation).
+# A FedMD row at R rounds of q public queries, from models pre-trained pe epochs (the budget ablation;
+# the folder R<rounds>-q<q>-pe<pe> is pipelib.runs.BudgetPoint's name).
+BUDGET_RUN = "fedmd_budget/{scenario}/{answer}/" + BUDGET_WILDCARDS + "/{run}"
+
+
 use rule fedmd as fedmd_budget with:
     output:
-        result=res(
-            "fedmd_budget/{scenario}/{answer}/R{rounds}-q{q}-pe{pe}/{run}/result.json"
-        ),
-        rounds=res(
-            "fedmd_budget/{scenario}/{answer}/R{rounds}-q{q}-pe{pe}/{run}/rounds.parquet"
-        ),
-        models=res(
-            "fedmd_budget/{scenario}/{answer}/R{rounds}-q{q}-pe{pe}/{run}/models.pt"
-        ),
-        releases=res(
-            "fedmd_budget/{scenario}/{answer}/R{rounds}-q{q}-pe{pe}/{run}/releases.json"
-        ),
+        result=res(BUDGET_RUN + "/result.json"),
+        rounds=res(BUDGET_RUN + "/rounds.parquet"),
+        models=res(BUDGET_RUN + "/models.pt"),
+        releases=res(BUDGET_RUN + "/releases.json"),
     log:
-        res("logs/fedmd_budget/{scenario}/{answer}/R{rounds}-q{q}-pe{pe}/{run}.log"),
+        res("logs/" + BUDGET_RUN + ".log"),
     benchmark:
-        res(
-            "benchmarks/fedmd_budget/{scenario}/{answer}/R{rounds}-q{q}-pe{pe}/{run}.tsv"
-        )
+        res("benchmarks/" + BUDGET_RUN + ".tsv")
     params:
         code=code("fedmd.py"),
         fedmd=lambda wc: {
@@ -165,7 +159,7 @@ use rule fedmd as fedmd_budget with:
         preset=config["preset"],
         precision=FEDMD["precision"],
         checkpoint=lambda wc: res(
-            f"fedmd_budget/{wc.scenario}/{wc.answer}/R{wc.rounds}-q{wc.q}-pe{wc.pe}/{wc.run}/resume.pt"
+            f"fedmd_budget/{wc.scenario}/{wc.answer}/{BudgetPoint.of(wc).name}/{wc.run}/resume.pt"
         ),
 
 
