@@ -92,7 +92,8 @@ def hash_file(path) -> Path | None:
     root = results_root(path)
     if root is None:
         return None
-    return root / HASHES / f"{Path(path).resolve().relative_to(root)}.sha256"
+    rel = Path(path).resolve().relative_to(root)
+    return None if rel.parts[0] == ".pipelib" else root / HASHES / f"{rel}.sha256"  # not the run's own records
 
 
 def content_hash(path) -> str:
