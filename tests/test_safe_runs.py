@@ -51,6 +51,27 @@ def test_a_damaged_data_root_after_a_good_run_keeps_the_good_outputs(data_root, 
     assert {p: p.stat().st_mtime_ns for p in (work / "results/tiny/data/mnist").iterdir()} == outputs
 
 
+def test_a_truncated_raw_file_without_checksums_is_named_and_keeps_the_ingest(data_root, tmp_path):
+    """verify_checksums: false, and a raw MNIST file cut short (its mtime restored): a forced ingest gave a
+    bare EOFError after Snakemake had deleted its outputs; the pre-flight check now reads the raw files of
+    the ingests about to run, names the file and deletes nothing."""
+    work = tmp_path / "work"
+    root = mnist_root(tmp_path, "cut")
+    off = tmp_path / "off.yaml"
+    off.write_text("verify_checksums: false\n")
+    off = ["--configfile", str(TINY), str(off)]
+    snakemake(work, *off, data_root=root, targets=[MNIST])
+    outputs = {p: p.stat().st_mtime_ns for p in (work / "results/tiny/data/mnist").iterdir()}
+    raw = root / "MNIST/raw/t10k-images-idx3-ubyte.gz"
+    stat = raw.stat()
+    raw.write_bytes(raw.read_bytes()[:5000])
+    os.utime(raw, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    proc = snakemake(work, *off, "--forcerun", "ingest", data_root=root, targets=[MNIST], check=False)
+    assert proc.returncode != 0 and "nothing was run and nothing deleted" in proc.stderr, proc.stderr[-2000:]
+    assert f"{raw.resolve()}: EOFError" in proc.stderr and "restore: copy it again" in proc.stderr
+    assert {p: p.stat().st_mtime_ns for p in (work / "results/tiny/data/mnist").iterdir()} == outputs
+
+
 def test_a_device_this_machine_lacks_fails_before_any_job(data_root, tmp_path):
     import torch
 

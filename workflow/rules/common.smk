@@ -192,10 +192,17 @@ def guard_inputs(jobs):
         [*all_targets(), *result_files()],
     )
     io = [(list(map(str, j.input)), list(map(str, j.output))) for j in jobs]
+    # with verify_checksums off no md5 was checked: read the raw files of the ingests about to run
+    raw_reads = (
+        []
+        if config["verify_checksums"]
+        else [i for j in jobs if j.rule.name == "ingest" for i in j.input]
+    )
     ds = workflow.dag_settings  # a forced re-run re-hashes every input it reads
     forced = bool(ds.forceall or ds.forcetargets or ds.forcerun)
     damaged = integrity.preflight(
-        integrity.unproduced_inputs(io, RESULTS), rehash=forced
+        integrity.unproduced_inputs(io, RESULTS) | set(map(str, raw_reads)),
+        rehash=forced,
     )
     if damaged:
         # a run started with --directory runs this from that folder; its hints must carry --directory
