@@ -171,3 +171,26 @@ def test_budget_point_wildcards_spell_its_name():
 
     wildcards = {"rounds": "12", "q": "1000", "pe": "20"}
     assert BUDGET_WILDCARDS.format(**wildcards) == BudgetPoint.of(wildcards).name == "R12-q1000-pe20"
+
+
+def test_every_page_is_registered_once_and_its_commands_exist():
+    """pipelib.report.registry: each page names tables it reads, a function of pipelib.report.pages, and
+    commands for targets that exist (a table's CSV or an own-command page); the design's page lists are the
+    registry's."""
+    from pipelib import design
+    from pipelib.report import pages, registry
+
+    assert design.PAGES + design.EXTRA_PAGES == tuple(registry.PAGES)
+    assert design.EXTRA_PAGES == ("fedmd_budget", "fedmd_ablation")
+    targets = registry.command_targets(lambda p: f"results/{p}", "reduced")
+    assert targets["fedmd_ablation"] == "docs/reproduction/reduced/fedmd_ablation.md"
+    assert targets["table3"] == "results/table3.csv" and set(targets) >= {"table2", "compare", "claims"}
+    for name, page in registry.PAGES.items():
+        assert set(page.optional) <= set(page.tables) and page.figures.split(":")[0] in (
+            "",
+            "prefix",
+            "compare",
+            "budget",
+        )
+        assert set(page.commands) <= set(targets), name
+    assert callable(pages.write_pages)

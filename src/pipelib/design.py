@@ -33,6 +33,8 @@ from .config import encoder_settings as resolved_encoder
 from .config import ldpfl_dataset as ldpfl_dataset_of
 from .data import ingest as raw
 from .methods.ldpdl import TABLE_ARMS, teacher_model
+from .report.registry import PAGES as PAGE_REGISTRY
+from .report.registry import default_pages, own_command_pages
 from .runs import (
     AuditRun,
     BudgetPoint,
@@ -56,22 +58,10 @@ class DesignError(ValueError):
     """A config asks for something the design cannot make (named in the message)."""
 
 
-PAGES = (
-    "table2",
-    "table_rknn",
-    "headline",
-    "claims",
-    "headline_claims",
-    "headline_paper001",
-    "paper002",
-    "paper003",
-    "paper004",
-    "paper001",
-    "compare",
-)
+PAGES = default_pages()  # the reproduction pages (pipelib.report.registry), in the default target
 # Pages of their own command, not made by the default target (FedMD's budget and loop ablations: hours of CPU at
 # the paper's size)
-EXTRA_PAGES = ("fedmd_budget", "fedmd_ablation")
+EXTRA_PAGES = own_command_pages()
 # Paper 001's figure name -> the entries it draws on (the first also names its rounds tables)
 FIGURE_P001 = {
     "clients": ("clients",),  # Figure 3
@@ -1027,40 +1017,24 @@ class Design:
         return self.FIGURES + self.ldpdl_figure_names() + p001
 
     def page_inputs(self, wildcards):
-        """What one reproduction page is generated from: its tables and its figures' copies beside it (each
-        page needs only its own paper's outputs, so it can be built as soon as they are)."""
-        page = wildcards.page
-        tables = {
-            "table2": ["table2"],
-            "table_rknn": ["table_rknn"],
-            "headline": ["table2", "table_rknn"],
-            "paper002": ["table2", "table3", "table4", "table5"],  # table2: the regime of Figure 2(d)'s rows
-            "fedmd_budget": ["fedmd_budget"],
-            "fedmd_ablation": ["fedmd_ablation"],
-            "paper003": ["table_rknn"],  # the regime of Figure 2's rows
-            "paper004": ["table_ldpdl"] if self.ldpdl_table_entries() else [],
-            "paper001": ["table_ldpfl"] if self.ldpfl_paths("table") else [],
-            "headline_paper001": ["table_ldpfl"] if self.ldpfl_paths("table") else [],
-            "compare": ["compare", "audit"],
-            "claims": ["claims"],
-            "headline_claims": ["claims"],
-        }[page]
-        prefix = {
-            "paper002": "p002_",
-            "paper003": "p003_",
-            "paper004": "p004_",
-            "paper001": "p001_",
-        }
-        if page == "compare":
+        """What one reproduction page is generated from (its registry entry, pipelib.report.registry): its
+        tables and its figures' copies beside it (each page needs only its own paper's outputs, so it can be
+        built as soon as they are)."""
+        page = PAGE_REGISTRY[wildcards.page]
+        made = {"table_ldpdl": bool(self.ldpdl_table_entries()), "table_ldpfl": bool(self.ldpfl_paths("table"))}
+        tables = [t for t in page.tables if t not in page.optional or made[t]]
+        if page.figures == "compare":
             names = [f"compare_{sc}" for sc in self.compare_scenarios()] + ["audit"]
-        elif page == "fedmd_budget":
+        elif page.figures == "budget":
             names = ["p002_budget"] if self.budget_entries() else []
+        elif page.figures.startswith("prefix:"):
+            names = [n for n in self.page_figures() if n.startswith(page.figures.removeprefix("prefix:"))]
         else:
-            names = [n for n in self.page_figures() if page in prefix and n.startswith(prefix[page])]
+            names = []
         figures = [f"docs/reproduction/{self.config['preset']}/figures/{name}.png" for name in names]
         # the figures' data: which datasets each plots (the regime line under it), and on paper 004's page
         # what its figures show
-        data = [self.res(f"figures/{n}.csv") for n in names] if page in prefix else []
+        data = [self.res(f"figures/{n}.csv") for n in names] if page.figures.startswith("prefix:") else []
         return {
             **{t: self.res(f"{t}.csv") for t in tables},
             "figures": figures,

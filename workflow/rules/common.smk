@@ -13,6 +13,7 @@ from snakemake.utils import validate as validate_schema
 from pipelib import vocab
 from pipelib.boundary import rule_roles
 from pipelib.config import ConfigError, ldpfl_settings, scenarios, validate
+from pipelib.config import SCHEMA as CONFIG_SCHEMA
 from pipelib.config import encoder_settings as resolved_encoder
 from pipelib.data import ingest as raw
 from pipelib.design import LDPDL_TABLE_ARMS, Design, DesignError
@@ -20,6 +21,7 @@ from pipelib import integrity
 from pipelib.plan import check_sizes
 from pipelib.privacy.nfdp import STRATIFIED
 from pipelib.provenance import code_digest
+from pipelib.report.registry import command_targets as page_command_targets
 from pipelib.runs import FEDMD_RUN, LDPDL_RUN, LDPDL_WILDCARDS, LDPFL_RUN, PATE_RUN
 from pipelib.runs import PATE_TEACHERS, TEACHER_RUN, AuditRun, FedmdRun
 from pipelib.runs import BUDGET_WILDCARDS, BudgetPoint
@@ -27,7 +29,7 @@ from pipelib.runs import BUDGET_WILDCARDS, BudgetPoint
 try:
     # pipelib's messages name the key and the allowed values; then the catalog's convention
     validate(config)
-    validate_schema(config, "../schemas/config.schema.yaml")
+    validate_schema(config, str(CONFIG_SCHEMA))  # workflow/schemas/config.schema.yaml
     # k above a party's n and the like fail here, before any job (as in pipelib check-config)
     check_sizes({**config, "scenarios": scenarios(config)}, config["results_dir"])
     integrity.note_dry_run_lock(

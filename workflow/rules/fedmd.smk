@@ -125,19 +125,19 @@ use rule pretrain as pretrain_epochs with:
 
 # A FedMD row at R rounds of q public queries, from models pre-trained pe epochs (the budget ablation;
 # the folder R<rounds>-q<q>-pe<pe> is pipelib.runs.BudgetPoint's name).
-BUDGET_RUN = "fedmd_budget/{scenario}/{answer}/" + BUDGET_WILDCARDS + "/{run}"
+BUDGET_RUN = f"fedmd_budget/{{scenario}}/{{answer}}/{BUDGET_WILDCARDS}/{{run}}"
 
 
 use rule fedmd as fedmd_budget with:
     output:
-        result=res(BUDGET_RUN + "/result.json"),
-        rounds=res(BUDGET_RUN + "/rounds.parquet"),
-        models=res(BUDGET_RUN + "/models.pt"),
-        releases=res(BUDGET_RUN + "/releases.json"),
+        result=res(f"{BUDGET_RUN}/result.json"),
+        rounds=res(f"{BUDGET_RUN}/rounds.parquet"),
+        models=res(f"{BUDGET_RUN}/models.pt"),
+        releases=res(f"{BUDGET_RUN}/releases.json"),
     log:
-        res("logs/" + BUDGET_RUN + ".log"),
+        res(f"logs/{BUDGET_RUN}.log"),
     benchmark:
-        res("benchmarks/" + BUDGET_RUN + ".tsv")
+        res(f"benchmarks/{BUDGET_RUN}.tsv")
     params:
         code=code("fedmd.py"),
         fedmd=lambda wc: {

@@ -10,9 +10,8 @@
 # PATE runs in the distillation stage (distill.smk): distill_votes (every teacher's votes) -> distill_curate
 # (GNMax) -> distill_aggregate -> distill_label -> distill_student, teacher pate-{design}-q{queries}.
 # Paths: results/ldpdl/{scenario}/teachers-{design}/, .../{ldmech}-eps{eps}-q{nq}-{design}-{qs}/iter-{t}/.
-LDPDL_RUN_DIR = (
-    "{scenario}/" + LDPDL_WILDCARDS
-)  # one run's folder (pipelib.runs.LdpdlRun)
+# one run's folder (pipelib.runs.LdpdlRun)
+LDPDL_RUN_DIR = f"{{scenario}}/{LDPDL_WILDCARDS}"
 
 
 wildcard_constraints:
@@ -85,12 +84,12 @@ rule ldpdl_plan:
     input:
         unpack(public_inputs),
     output:
-        plan=res("ldpdl/" + LDPDL_RUN_DIR + "/plan.json"),
-        queries=res("ldpdl/" + LDPDL_RUN_DIR + "/iter-1/queries.npy"),
+        plan=res(f"ldpdl/{LDPDL_RUN_DIR}/plan.json"),
+        queries=res(f"ldpdl/{LDPDL_RUN_DIR}/iter-1/queries.npy"),
     log:
-        res("logs/ldpdl_plan/" + LDPDL_RUN_DIR + ".log"),
+        res(f"logs/ldpdl_plan/{LDPDL_RUN_DIR}.log"),
     benchmark:
-        res("benchmarks/ldpdl_plan/" + LDPDL_RUN_DIR + ".tsv")
+        res(f"benchmarks/ldpdl_plan/{LDPDL_RUN_DIR}.tsv")
     wildcard_constraints:
         design="L[1-9][0-9]*|T[1-9][0-9]*|parties",  # not S<n>: PATE's own CNNs answer no LDP-DL run
     conda:
@@ -113,19 +112,19 @@ rule ldpdl_release:
     input:
         unpack(lambda wc: teachers_files(wc.scenario, wc.design)),
         unpack(lambda wc: teacher_encoder_files(wc.scenario)),
-        plan=res("ldpdl/" + LDPDL_RUN_DIR + "/plan.json"),
+        plan=res(f"ldpdl/{LDPDL_RUN_DIR}/plan.json"),
         queries=lambda wc: queries_of(wc, int(wc.iteration)),
         public=lambda wc: public_inputs(wc)["public"],
     output:
-        release=res("ldpdl/" + LDPDL_RUN_DIR + "/iter-{iteration}/answers.npy"),
+        release=res(f"ldpdl/{LDPDL_RUN_DIR}/iter-{{iteration}}/answers.npy"),
         guarantee=res(
-            "ldpdl/" + LDPDL_RUN_DIR + "/iter-{iteration}/answers.guarantee.json"
+            f"ldpdl/{LDPDL_RUN_DIR}/iter-{{iteration}}/answers.guarantee.json"
         ),
-        records=res("ldpdl/" + LDPDL_RUN_DIR + "/iter-{iteration}/answers.records.npy"),
+        records=res(f"ldpdl/{LDPDL_RUN_DIR}/iter-{{iteration}}/answers.records.npy"),
     log:
-        res("logs/ldpdl_release/" + LDPDL_RUN_DIR + "/iter-{iteration}.log"),
+        res(f"logs/ldpdl_release/{LDPDL_RUN_DIR}/iter-{{iteration}}.log"),
     benchmark:
-        res("benchmarks/ldpdl_release/" + LDPDL_RUN_DIR + "/iter-{iteration}.tsv")
+        res(f"benchmarks/ldpdl_release/{LDPDL_RUN_DIR}/iter-{{iteration}}.tsv")
     wildcard_constraints:
         design="L[1-9][0-9]*|T[1-9][0-9]*|parties",  # not S<n>: PATE's own CNNs answer no LDP-DL run
     conda:
@@ -147,7 +146,7 @@ rule ldpdl_release:
 rule ldpdl_student:
     input:
         unpack(public_inputs),
-        plan=res("ldpdl/" + LDPDL_RUN_DIR + "/plan.json"),
+        plan=res(f"ldpdl/{LDPDL_RUN_DIR}/plan.json"),
         test=res("partitions/{scenario}/test.parquet"),
         queries=lambda wc: [queries_of(wc, t) for t in range(1, int(wc.iteration) + 1)],
         releases=lambda wc: [
@@ -163,14 +162,14 @@ rule ldpdl_student:
             for t in range(1, int(wc.iteration) + 1)
         ],
     output:
-        result=res("ldpdl/" + LDPDL_RUN_DIR + "/iter-{iteration}/result.json"),
-        next=res("ldpdl/" + LDPDL_RUN_DIR + "/iter-{iteration}/next.npy"),
-        model=res("ldpdl/" + LDPDL_RUN_DIR + "/iter-{iteration}/student.pt"),
-        owners=res("ldpdl/" + LDPDL_RUN_DIR + "/iter-{iteration}/owners.csv"),
+        result=res(f"ldpdl/{LDPDL_RUN_DIR}/iter-{{iteration}}/result.json"),
+        next=res(f"ldpdl/{LDPDL_RUN_DIR}/iter-{{iteration}}/next.npy"),
+        model=res(f"ldpdl/{LDPDL_RUN_DIR}/iter-{{iteration}}/student.pt"),
+        owners=res(f"ldpdl/{LDPDL_RUN_DIR}/iter-{{iteration}}/owners.csv"),
     log:
-        res("logs/ldpdl_student/" + LDPDL_RUN_DIR + "/iter-{iteration}.log"),
+        res(f"logs/ldpdl_student/{LDPDL_RUN_DIR}/iter-{{iteration}}.log"),
     benchmark:
-        res("benchmarks/ldpdl_student/" + LDPDL_RUN_DIR + "/iter-{iteration}.tsv")
+        res(f"benchmarks/ldpdl_student/{LDPDL_RUN_DIR}/iter-{{iteration}}.tsv")
     wildcard_constraints:
         design="L[1-9][0-9]*|T[1-9][0-9]*|parties",  # not S<n>: PATE's own CNNs answer no LDP-DL run
     conda:

@@ -201,22 +201,8 @@ rule reproduction_page:
         preset=config["preset"],
         audit_fractions=config["audit"]["fractions"],
         commands={
-            name: preset_command(res(f"{name}.csv"))
-            for name in (
-                "table2",
-                "table_rknn",
-                "table3",
-                "table4",
-                "table5",
-                "table_ldpdl",
-                "table_ldpfl",
-                "compare",
-                "claims",
-            )
-        }
-        | {
-            name: preset_command(f"docs/reproduction/{config['preset']}/{name}.md")
-            for name in ("fedmd_budget", "fedmd_ablation")
+            name: preset_command(target)
+            for name, target in page_command_targets(res, config["preset"]).items()
         },
     script:
         "../scripts/reproduction_page.py"
