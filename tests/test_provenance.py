@@ -174,3 +174,23 @@ def test_one_script_per_rule():
     assert len(scripts) == len(set(scripts)), sorted(s for s in scripts if scripts.count(s) > 1)
     on_disk = {p.name for p in (REPO / "workflow" / "scripts").glob("*.py")}
     assert on_disk == set(scripts)
+
+
+def test_the_disk_cache_serves_a_later_process_the_same_digests_without_parsing(tmp_path, monkeypatch):
+    """The workflow keeps the modules' parses on disk (keyed by content): a later start gets identical
+    digests without parsing a module again; an edited module is parsed anew."""
+    from pipelib import provenance
+
+    script = REPO / "workflow" / "scripts" / "fedmd.py"
+    monkeypatch.setattr(provenance, "_DISK", {"path": None, "entries": {}, "dirty": False})
+    monkeypatch.setattr(provenance.atexit, "register", lambda f: None)
+    provenance._parsed.cache_clear()
+    provenance.use_disk_cache(tmp_path / "modules.json")
+    first = provenance.code_digest(script)
+    provenance._save_disk_cache()
+    assert (tmp_path / "modules.json").is_file()
+    provenance._parsed.cache_clear()  # a new process: nothing in memory
+    provenance.use_disk_cache(tmp_path / "modules.json")
+    monkeypatch.setattr(provenance, "code_strings", lambda source: pytest.fail("parsed again"))
+    assert provenance.code_digest(script) == first
+    provenance._parsed.cache_clear()

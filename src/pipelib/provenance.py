@@ -12,7 +12,11 @@ also runs the ``__init__`` of every package above it.
 """
 
 import ast
+import atexit
+import contextlib
 import hashlib
+import json
+import os
 from functools import cache
 from pathlib import Path
 
@@ -71,7 +75,7 @@ def imported_modules(source: str, package: Path = PACKAGE, module: str = "") -> 
 def _module(name: str, package: Path) -> tuple[bytes, frozenset, frozenset]:
     """A pipelib module's bytes, the pipelib modules it imports and its code strings: parsed once per
     process and version of the file (a Snakemake start digests some 60 scripts whose closures share most
-    modules)."""
+    modules), and across processes through the workflow's disk cache (:func:`use_disk_cache`)."""
     path = module_file(name, package)
     st = path.stat()
     return _parsed(path, st.st_mtime_ns, st.st_size, name, package)
@@ -80,8 +84,46 @@ def _module(name: str, package: Path) -> tuple[bytes, frozenset, frozenset]:
 @cache
 def _parsed(path: Path, mtime_ns: int, size: int, name: str, package: Path) -> tuple[bytes, frozenset, frozenset]:
     text = path.read_bytes()
-    source = text.decode()
-    return text, frozenset(imported_modules(source, package, name)), frozenset(code_strings(source))
+    key = hashlib.sha256(b"\0".join([text, name.encode(), str(package).encode(), _listing(package)])).hexdigest()
+    if key not in _DISK["entries"]:
+        source = text.decode()
+        _DISK["entries"][key] = [sorted(imported_modules(source, package, name)), sorted(code_strings(source))]
+        _DISK["dirty"] = True
+    imports, strings = _DISK["entries"][key]
+    return text, frozenset(imports), frozenset(strings)
+
+
+@cache
+def _listing(package: Path) -> bytes:
+    """The package's module files (what an import can resolve to): part of a parse's cache key."""
+    return "\n".join(sorted(str(p.relative_to(package)) for p in package.rglob("*.py"))).encode()
+
+
+_DISK: dict = {"path": None, "entries": {}, "dirty": False}
+
+
+def use_disk_cache(path) -> None:
+    """Keep the modules' parses in ``path`` (JSON, keyed by each module's content and the package's file
+    list) between processes: the workflow's no-op starts skip parsing (written at exit, atomically)."""
+    path = Path(path)
+    try:
+        _DISK["entries"] = json.loads(path.read_text())
+    except (FileNotFoundError, ValueError):
+        _DISK["entries"] = {}
+    if _DISK["path"] is None:
+        atexit.register(_save_disk_cache)
+    _DISK["path"] = path
+
+
+def _save_disk_cache() -> None:
+    if not (_DISK["path"] and _DISK["dirty"]):
+        return
+    path = _DISK["path"]
+    with contextlib.suppress(OSError):  # a cache: a read-only folder only costs the next start its parses
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(_DISK["entries"]))
+        os.replace(tmp, path)
 
 
 def module_closure(script: Path, package: Path = PACKAGE) -> list[str]:

@@ -20,6 +20,7 @@ from pipelib.design import LDPDL_TABLE_ARMS, Design, DesignError
 from pipelib import integrity
 from pipelib.plan import check_sizes
 from pipelib.privacy.nfdp import STRATIFIED
+from pipelib import provenance
 from pipelib.provenance import code_digest
 from pipelib.report.registry import command_targets as page_command_targets
 from pipelib.runs import FEDMD_RUN, LDPDL_RUN, LDPDL_WILDCARDS, LDPFL_RUN, PATE_RUN
@@ -84,6 +85,11 @@ def check_roles():
     if problems:
         roles = "dealer, party, teachers, curator, owners, public, server, federation, baseline, audit, report"
         raise WorkflowError(f"{'; '.join(problems)}: add it with its role ({roles})")
+
+
+provenance.use_disk_cache(
+    ".snakemake/pipelib/code-modules.json"
+)  # no-op starts skip the parses
 
 
 def code(script):
