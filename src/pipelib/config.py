@@ -47,14 +47,20 @@ def schema() -> dict:
             f"the config schema {SCHEMA} is missing: pipelib reads it from the workflow checkout it was "
             f"installed from (pip install -e . in the repository root)"
         )
-    return _vocab(yaml.safe_load(SCHEMA.read_text()))
+    return _vocab(safe_load(SCHEMA.read_text()))
+
+
+def safe_load(stream):
+    """yaml.safe_load with libyaml's C parser where PyYAML has it (about 10x faster on the config, the schema
+    and the claims; the same data and the same marked errors)."""
+    return yaml.load(stream, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
 def read_yaml(path) -> dict:
     """One YAML config file; a syntax error names the file, line and column."""
     try:
         with open(path) as f:
-            data = yaml.safe_load(f)
+            data = safe_load(f)
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown position"

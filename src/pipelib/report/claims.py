@@ -45,9 +45,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
-import yaml
 from scipy.stats import t as _t
 
+from ..config import safe_load
 from ..io import write_csv
 from . import flags as rowflags
 from . import regime
@@ -141,7 +141,7 @@ FIELDS = (
 
 def load_claims(path=CLAIMS_FILE) -> list[Claim]:
     """The claims of ``path`` (a YAML list), checked: unique ids, known kinds, what each kind needs."""
-    entries = yaml.safe_load(Path(path).read_text())
+    entries = safe_load(Path(path).read_text())
     out = []
     for e in entries:
         test = e["test"]
