@@ -87,9 +87,10 @@ def check_roles():
         raise WorkflowError(f"{'; '.join(problems)}: add it with its role ({roles})")
 
 
+# no-op starts skip the parses (beside the Snakefile: keyed by content, one cache serves every --directory)
 provenance.use_disk_cache(
-    ".snakemake/pipelib/code-modules.json"
-)  # no-op starts skip the parses
+    Path(workflow.basedir) / ".snakemake" / "pipelib" / "code-modules.json"
+)
 
 
 def code(script):
