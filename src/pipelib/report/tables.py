@@ -498,7 +498,10 @@ def fedmd_ablation(entries: list[dict], out_csv) -> pd.DataFrame:
                 "dataset": label,
                 "k": k,
                 "variant": "pooled ceiling",
-                "settings": f"Centralized on the union of the parties' samples ({sampling}, {len(results)} archs)",
+                "settings": (
+                    f"Centralized on the union of the parties' samples ({sampling}, {len(results)} archs; "
+                    f"pre-trained {pe} epochs, then {epochs} on the union)"
+                ),
                 "accuracy": acc,
                 "accuracy_low": low,
                 "accuracy_high": high,
