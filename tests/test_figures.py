@@ -190,6 +190,14 @@ def test_compare_states_each_guarantee_kind_and_the_per_weight_claim():
     assert c["claim_epsilon"].tolist() == [0.5, 1.0, 8.0, 8.0, math.inf, 8.0]
 
 
+def _complete(row: dict) -> dict:
+    """A test's result row with every column the result schema requires (None where the test sets none):
+    readers check them (pipelib.schema.read_result)."""
+    from pipelib.schema import REQUIRED
+
+    return dict.fromkeys(REQUIRED) | row
+
+
 def _budget_run(folder, method, k, accuracies, test_n=500, wall_seconds=60.0):
     """A FedMD result row and its rounds table, as the fedmd rule writes them (what fedmd_budget reads)."""
     import json
@@ -203,7 +211,7 @@ def _budget_run(folder, method, k, accuracies, test_n=500, wall_seconds=60.0):
     row = {**NO_PRIVACY.row(), "method": method, "k": k, "accuracy": float(sum(accuracies) / len(accuracies))}
     row.update(accuracy_std=0.0, test_n=test_n, parties=len(accuracies), wall_seconds=wall_seconds, preset="t", seed=0)
     row.update(device="cpu", hardware="CPU: test", scenario="femnist_iid", run="np" if k is None else f"nfdp-k{k}")
-    (folder / "result.json").write_text(json.dumps(row))
+    (folder / "result.json").write_text(json.dumps(_complete(row)))
     final = [{"round": 2, "party": i, "accuracy": a} for i, a in enumerate(accuracies)]
     early = [{"round": 0, "party": i, "accuracy": 0.1} for i in range(len(accuracies))]
     pq.write_table(pa.Table.from_pylist(early + final), folder / "rounds.parquet")
@@ -259,7 +267,7 @@ def _ablation_run(folder, per_round: dict, test_n=600):
     row = {"method": "FedMD-NFDP", "k": 16, "accuracy": float(sum(last) / len(last)), "epsilon": 0.05, "delta": 0.05}
     row.update(test_n=test_n, parties=len(last), rounds=max(per_round), public_per_round=5000, wall_seconds=60.0)
     row.update(preset="t", seed=0, hardware="CPU: test", precision="fp32", scenario="cifar_iid", run="nfdp-k16")
-    (folder / "result.json").write_text(json.dumps(row))
+    (folder / "result.json").write_text(json.dumps(_complete(row)))
     rows = [{"round": t, "party": i, "accuracy": a} for t, accs in per_round.items() for i, a in enumerate(accs)]
     pq.write_table(pa.Table.from_pylist(rows), folder / "rounds.parquet")
     return str(folder / "result.json")
@@ -299,16 +307,18 @@ def test_fedmd_ablation_table_pairs_each_variant_with_the_first_and_finds_the_de
         folder.mkdir()
         (folder / "result.json").write_text(
             json.dumps(
-                {
-                    "accuracy": acc,
-                    "test_n": 600,
-                    "wall_seconds": 10.0,
-                    "preset": "t",
-                    "seed": 0,
-                    "hardware": "CPU: test",
-                    "precision": "fp32",
-                    "scenario": "cifar_iid",
-                }
+                _complete(
+                    {
+                        "accuracy": acc,
+                        "test_n": 600,
+                        "wall_seconds": 10.0,
+                        "preset": "t",
+                        "seed": 0,
+                        "hardware": "CPU: test",
+                        "precision": "fp32",
+                        "scenario": "cifar_iid",
+                    }
+                )
             )
         )
         entries.append(
@@ -369,7 +379,7 @@ def test_table2_averages_a_rows_seeds_and_verify_checks_the_mean(tmp_path):
         result = _budget_run(tmp_path / f"fedmd/{scenario}/softmax/nfdp-with_replacement-k16", "FedMD-NFDP", 16, accs)
         row = json.loads(result.read_text()) | extra | {"scenario": scenario, "sampling": "with_replacement"}
         row["accuracy_any_class"] = row["accuracy"]
-        result.write_text(json.dumps(row))
+        result.write_text(json.dumps(_complete(row)))
         runs.append((str(result), str(result.with_name("rounds.parquet"))))
     datasets = {"FEMNIST": {"scenario": "femnist_iid", "sampling": "with_replacement", "k": [16], "party_archs": []}}
     out = tmp_path / "table2.csv"
@@ -398,7 +408,7 @@ def test_verify_tells_apart_fedmd_ldp_rows_of_one_k_calibrated_to_different_epsi
     for matched, eps, acc in ((16, 0.0439, 0.8898), (364, 0.9986, 0.8872)):
         run = tmp_path / f"fedmd/femnist_iid/softmax/ldp-with_replacement-k364-at{matched}"
         run.mkdir(parents=True)
-        (run / "result.json").write_text(json.dumps(base | {"epsilon": eps, "accuracy": acc}))
+        (run / "result.json").write_text(json.dumps(_complete(base | {"epsilon": eps, "accuracy": acc})))
         rows.append(base | {"dataset": "FEMNIST", "epsilon": eps, "accuracy": acc, "seeds": 1, "matched_k": matched})
     pd.DataFrame(rows).to_csv(tmp_path / "table2.csv", index=False)
     assert _consistency(tmp_path) == []
