@@ -559,15 +559,19 @@ def test_reproduction_pages_are_generated_from_the_tables(tiny):
 
 # -------------------------------------------------------------------- privacy claims that hold up
 
-# What identifies each rule's releases: all its wildcards (and, for a FedMD row, the party).
+# What identifies each rule's releases: all its wildcards (and, for a FedMD row, the party), and the digest
+# of the preset and the job's settings (pipelib.job.Job.release_id).
 RELEASE_FIELDS = {
-    "nfdp_sample": {"scenario", "sampling", "k", "party"},
-    "distill_release": {"scenario", "teacher", "lmech", "party"},
-    "distill_curate": {"scenario", "teacher", "cmech"},
-    "fedmd": {"scenario", "answer", "run", "party"},
-    "ldpdl_release": {"scenario", "ldmech", "eps", "nq", "design", "qs", "iteration", "owner"},
-    "ldpfl": {"scenario", "flmech", "frac", "rounds", "client"},  # each round's draw adds the round
-    "dpsgd": {"scenario", "arch", "eps"},  # its two draws (sampling, noise) add which one
+    rule: fields | {"settings"}
+    for rule, fields in {
+        "nfdp_sample": {"scenario", "sampling", "k", "party"},
+        "distill_release": {"scenario", "teacher", "lmech", "party"},
+        "distill_curate": {"scenario", "teacher", "cmech"},
+        "fedmd": {"scenario", "answer", "run", "party"},
+        "ldpdl_release": {"scenario", "ldmech", "eps", "nq", "design", "qs", "iteration", "owner"},
+        "ldpfl": {"scenario", "flmech", "frac", "rounds", "client"},  # each round's draw adds the round
+        "dpsgd": {"scenario", "arch", "eps"},  # its two draws (sampling, noise) add which one
+    }.items()
 }
 SHOWN_AS = {
     "ldmech": "{}-eps",
@@ -597,6 +601,8 @@ def test_every_release_is_keyed_by_everything_that_identifies_it(tiny):
         for name, value in fields.items():  # the key names this release, not another one
             if name == "owner":  # one LDP-DL row stands for owners with the same answers: first + how many more
                 assert int(value.split("+")[0]) == first_owner
+            elif name == "settings":  # the preset's and the job's settings: a digest, not in the file's name
+                assert re.fullmatch("[0-9a-f]{16}", value)
             else:
                 shown = f"party-{value}" if name == "party" else SHOWN_AS.get(name, "{}").format(value)
                 assert shown in release, (name, value, release)

@@ -40,14 +40,16 @@ def _vocab(node):
 SCHEMA = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
 
 
-def schema() -> dict:
-    """The config's JSON schema (:data:`SCHEMA`) with the vocabularies of :mod:`pipelib.vocab`."""
-    if not SCHEMA.is_file():
+def schema(path=None) -> dict:
+    """The config's JSON schema (``path``, default :data:`SCHEMA`) with the vocabularies of
+    :mod:`pipelib.vocab`.  The workflow passes its own (beside its Snakefile)."""
+    path = Path(path) if path is not None else SCHEMA
+    if not path.is_file():
         raise ConfigError(
-            f"the config schema {SCHEMA} is missing: pipelib reads it from the workflow checkout it was "
+            f"the config schema {path} is missing: pipelib reads it from the workflow checkout it was "
             f"installed from (pip install -e . in the repository root)"
         )
-    return _vocab(safe_load(SCHEMA.read_text()))
+    return _vocab(safe_load(path.read_text()))
 
 
 def safe_load(stream):
@@ -136,13 +138,15 @@ def _describe(error) -> str:
     return f"config key {where}: {error.message}"
 
 
-def validate(config: dict) -> dict:
+def validate(config: dict, schema_path=None) -> dict:
     """Validate a merged config; raise ConfigError listing every problem found.
 
     Beyond the schema, checks references between sections: a scenario's task must exist and
     its columns must exist in the private dataset; writer-based rules need writer ids.
     """
-    errors = sorted(Draft202012Validator(schema()).iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
+    errors = sorted(
+        Draft202012Validator(schema(schema_path)).iter_errors(config), key=lambda e: list(map(str, e.absolute_path))
+    )
     problems = [_describe(e) for e in errors]
     if not problems:
         problems = _cross_check(config)

@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 from .integrity import read_run_record, rebuild_command, workdir_of
 from .io import WRITTEN_KEY, content_hash, read_csv, read_json, read_table, recorded_hash
 from .privacy.nfdp import STRATIFIED
-from .schema import read_result
+from .schema import missing_columns
 from .train.checkpoint import load_torch
 
 SKIP = ("logs", "benchmarks")
@@ -73,7 +73,9 @@ def _check_file(path: Path) -> str | None:
                         f"{w['rows']} / {len(w['columns'])}"
                     )
         elif path.suffix == ".json":
-            read_result(path) if path.name == "result.json" else read_json(path)
+            row = read_json(path)
+            if path.name == "result.json" and missing_columns(row):  # parses, but is no result row
+                return f"not a result row: it lacks {', '.join(missing_columns(row))}"
         elif path.suffix == ".csv":
             read_csv(path)
         elif path.suffix == ".npy":
@@ -81,7 +83,7 @@ def _check_file(path: Path) -> str | None:
         elif path.suffix == ".pt":
             load_torch(path)
     except Exception as err:
-        return str(err).split(". The file is damaged")[0].removesuffix(" (rebuild it with its job)")
+        return str(err).split(". The file is damaged")[0]
     recorded = recorded_hash(path)
     if recorded is not None and content_hash(path) != recorded:
         return f"its content differs from what its job wrote (SHA-256 {recorded[:12]}... in .pipelib/hashes)"

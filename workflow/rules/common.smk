@@ -13,7 +13,6 @@ from snakemake.utils import validate as validate_schema
 from pipelib import vocab
 from pipelib.boundary import rule_roles
 from pipelib.config import ConfigError, ldpfl_settings, scenarios, validate
-from pipelib.config import SCHEMA as CONFIG_SCHEMA
 from pipelib.config import encoder_settings as resolved_encoder
 from pipelib.data import ingest as raw
 from pipelib.design import LDPDL_TABLE_ARMS, Design, DesignError
@@ -29,8 +28,11 @@ from pipelib.runs import BUDGET_WILDCARDS, BudgetPoint
 
 try:
     # pipelib's messages name the key and the allowed values; then the catalog's convention
-    validate(config)
-    validate_schema(config, str(CONFIG_SCHEMA))  # workflow/schemas/config.schema.yaml
+    CONFIG_SCHEMA = (
+        Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml"
+    )
+    validate(config, CONFIG_SCHEMA)
+    validate_schema(config, str(CONFIG_SCHEMA))
     # k above a party's n and the like fail here, before any job (as in pipelib check-config)
     check_sizes({**config, "scenarios": scenarios(config)}, config["results_dir"])
     integrity.note_dry_run_lock(
@@ -223,17 +225,14 @@ def guard_inputs(jobs):
 
 
 def announce_plan():
-    """Before the first job: this run's lock on the results folder (pipelib.runlock), the planned compute
-    per training stage with its estimated time on this machine, a warning when --cores exceeds the machine's cores, and a stop (nothing started) when a
-    run without a GPU would take longer than max_cpu_hours."""
+    """Before the first job: the planned compute per training stage with its estimated time on this machine,
+    a warning when --cores exceeds the machine's cores, a stop (nothing started) when a run without a GPU
+    would take longer than max_cpu_hours, then this run's lock on the results folder (pipelib.runlock).
+    """
     import time
 
     from pipelib import plan, runlock
 
-    try:  # one run per results folder, whatever its targets (held until this process exits)
-        runlock.hold(RESULTS)
-    except runlock.FolderInUse as e:
-        raise WorkflowError(str(e)) from None
     RUN_START[0] = time.time()
     needed = list(workflow.dag.needrun_jobs())
     record = guard_inputs(needed)
@@ -257,6 +256,10 @@ def announce_plan():
         )
     if plan.cpu_too_long(p, config["max_cpu_hours"]):
         raise WorkflowError(plan.stop_message(p, config))
+    try:  # one run per results folder, whatever its targets (held until this process exits)
+        runlock.hold(RESULTS)
+    except runlock.FolderInUse as e:
+        raise WorkflowError(str(e)) from None
     # the run goes ahead: record how this results folder is made (pipelib verify reads it)
     integrity.write_run_record(RESULTS, record)
 
