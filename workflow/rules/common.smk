@@ -28,11 +28,11 @@ from pipelib.runs import BUDGET_WILDCARDS, BudgetPoint
 
 try:
     # pipelib's messages name the key and the allowed values; then the catalog's convention
-    CONFIG_SCHEMA = (
-        Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml"
+    CONFIG_SCHEMA = os.path.join(
+        workflow.basedir, "workflow", "schemas", "config.schema.yaml"
     )
     validate(config, CONFIG_SCHEMA)
-    validate_schema(config, str(CONFIG_SCHEMA))
+    validate_schema(config, CONFIG_SCHEMA)
     # k above a party's n and the like fail here, before any job (as in pipelib check-config)
     check_sizes({**config, "scenarios": scenarios(config)}, config["results_dir"])
     integrity.note_dry_run_lock(
