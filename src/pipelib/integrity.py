@@ -26,8 +26,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 
-from .io import WRITTEN_KEY, content_hash, recorded_hash, write_json
-from .schema import missing_columns
+from .io import WRITTEN_KEY, content_hash, recorded_hash, write_json, zip_crc_problem
+from .schema import result_problem
 
 RUN_RECORD = Path(".pipelib") / "run.json"  # under a results folder: see write_run_record
 CHECKED = Path(".snakemake") / "pipelib" / "checked-inputs.json"  # under the working directory
@@ -49,8 +49,8 @@ def quick_check(path) -> str | None:
                 return f"holds {meta.num_rows} rows, written with {json.loads(written)['rows']}"
         elif path.suffix == ".json":
             row = json.loads(path.read_text())
-            if path.name == "result.json" and missing_columns(row):  # parses, but is no result row ({} too)
-                return f"not a result row: it lacks {', '.join(missing_columns(row))}"
+            if path.name == "result.json":  # it parses, but may be no result row ({} too)
+                return result_problem(row)
         elif path.suffix == ".csv":
             text = path.read_text()
             if not text.endswith("\n"):
@@ -79,9 +79,7 @@ def quick_check(path) -> str | None:
             with zipfile.ZipFile(path) as z:
                 if not any(n.endswith("data.pkl") for n in z.namelist()):
                     return "a zip archive without a torch data.pkl"
-                bad = z.testzip()  # every member's CRC: damage inside a tensor would load as wrong weights
-                if bad is not None:
-                    return f"member {bad} fails its CRC check"
+            return zip_crc_problem(path)  # every member's CRC: damage inside a tensor would load as wrong weights
     except FileNotFoundError:
         raise
     except Exception as err:  # Arrow, numpy, zipfile, JSON and CSV readers raise many kinds

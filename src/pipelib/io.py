@@ -22,6 +22,7 @@ import json
 import os
 import shutil
 import tempfile
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -55,10 +56,11 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         os.close(fd)
         yield Path(tmp)
         os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; give the file the usual mode
-        digest = content_hash(tmp) if hash_file(path) else None
+        where = hash_file(path)
+        digest = content_hash(tmp) if where is not None else None
         os.replace(tmp, path)
         if digest is not None:
-            _record(hash_file(path), digest)
+            _record(where, digest)
     except OSError as err:
         if isinstance(err, (WriteError, DamagedFileError)):
             raise
@@ -67,7 +69,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         raise WriteError(err.errno, f"cannot write {path}: {err.strerror or err}") from err
     except RuntimeError as err:  # torch.save on a full disk: "[enforce fail at inline_container.cc] unexpected pos"
         if _disk_full(path.parent):
-            raise WriteError(*_full_or(path, "")) from err
+            raise WriteError(errno.ENOSPC, f"cannot write {path}: No space left on device") from err
         raise
     finally:
         if tmp is not None:
@@ -137,6 +139,14 @@ def _full_or(path: Path, message: str) -> tuple:
     if _disk_full(path.parent):
         return errno.ENOSPC, f"cannot write {path}: No space left on device"
     return (message,)
+
+
+def zip_crc_problem(path) -> str | None:
+    """Why a zip archive (a torch file is one) fails its members' CRC check, or None: torch.load checks none,
+    so damage inside a tensor would load as wrong weights."""
+    with zipfile.ZipFile(path) as z:
+        bad = z.testzip()
+    return None if bad is None else f"member {bad} fails its CRC check"
 
 
 class DamagedFileError(OSError):

@@ -28,16 +28,18 @@ def result_row(guarantee: Guarantee, **fields) -> dict:
     return {c: row.get(c) for c in RESULT_COLUMNS} | {k: v for k, v in row.items() if k not in RESULT_COLUMNS}
 
 
-def missing_columns(row) -> list[str]:
-    """The required columns a result row lacks (all of them when it is not a JSON object)."""
-    return list(REQUIRED) if not isinstance(row, dict) else [c for c in REQUIRED if c not in row]
+def result_problem(row) -> str | None:
+    """Why a parsed ``result.json`` is no result row (the required columns it lacks; all of them when it is
+    not a JSON object), or None."""
+    missing = list(REQUIRED) if not isinstance(row, dict) else [c for c in REQUIRED if c not in row]
+    return f"not a result row: it lacks {', '.join(missing)}" if missing else None
 
 
 def read_result(path) -> dict:
     """A result row from its ``result.json``; a file that is not one (``{}``, a list, a row without its
     guarantee) raises ValueError naming the file and the missing keys."""
     row = read_json(path)
-    missing = missing_columns(row)
-    if missing:
-        raise ValueError(f"{path} is not a result row: it lacks {', '.join(missing)} (rebuild it with its job)")
+    problem = result_problem(row)
+    if problem:
+        raise ValueError(f"{path} is {problem} (rebuild it with its job)")
     return row

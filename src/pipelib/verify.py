@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 from .integrity import read_run_record, rebuild_command, workdir_of
 from .io import WRITTEN_KEY, content_hash, read_csv, read_json, read_table, recorded_hash
 from .privacy.nfdp import STRATIFIED
-from .schema import missing_columns
+from .schema import result_problem
 from .train.checkpoint import load_torch
 
 SKIP = ("logs", "benchmarks")
@@ -74,8 +74,8 @@ def _check_file(path: Path) -> str | None:
                     )
         elif path.suffix == ".json":
             row = read_json(path)
-            if path.name == "result.json" and missing_columns(row):  # parses, but is no result row
-                return f"not a result row: it lacks {', '.join(missing_columns(row))}"
+            if path.name == "result.json" and result_problem(row):  # parses, but is no result row
+                return result_problem(row)
         elif path.suffix == ".csv":
             read_csv(path)
         elif path.suffix == ".npy":

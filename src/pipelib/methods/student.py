@@ -202,6 +202,7 @@ def ldpdl_student(job: Job, settings: dict, loss: dict) -> dict:
     ledger = owner_ledger(p, iteration, run["mechanism"])
     write_csv(ledger, out["owners"])
     guarantee = owner_guarantee_of(ledger.loc[ledger["epsilon"].idxmax()].to_dict())
+    per_answer = answer_epsilon_range(ledger)
     pool = int(read_releases(inp["guarantees"][0])[0]["pool_records"])
     per_record = np.sum([load_npy(r) for r in inp["records"]], axis=0)
     row = server.row(
@@ -220,8 +221,8 @@ def ldpdl_student(job: Job, settings: dict, loss: dict) -> dict:
         iterations=p["iterations"],
         total_epsilon=p["total_epsilon"],
         # owners answer at epsilon / their own load: the busiest owner's (smallest) and the least busy one's
-        per_answer_epsilon=answer_epsilon_range(ledger)[0],
-        per_answer_epsilon_max=answer_epsilon_range(ledger)[1],
+        per_answer_epsilon=per_answer[0],
+        per_answer_epsilon_max=per_answer[1],
         max_answers=int(ledger["answers"].max()),
         answer_cap=p["cap"],
         owner_design=run["design"],

@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import zipfile
 from pathlib import Path
 from typing import NamedTuple
 
@@ -21,18 +20,16 @@ import torch
 from torch import nn
 
 from .. import provenance
-from ..io import DamagedFileError, atomic_path, readable
+from ..io import DamagedFileError, atomic_path, readable, zip_crc_problem
 
 log = logging.getLogger(__name__)
 
 
 def _crc_checked(path):
-    """``path``, once every member of its zip archive (a torch file is one) passes its CRC check: torch.load
-    checks none, so damage inside a tensor would load as wrong weights."""
-    with zipfile.ZipFile(path) as z:
-        bad = z.testzip()
-    if bad is not None:
-        raise ValueError(f"member {bad} fails its CRC check")
+    """``path``, once every member of its archive passes its CRC check (:func:`pipelib.io.zip_crc_problem`)."""
+    problem = zip_crc_problem(path)
+    if problem:
+        raise ValueError(problem)
     return path
 
 
