@@ -31,7 +31,7 @@ report: report_description()  # the report's first page: the papers' claims, che
 rule all:
     default_target: True
     input:
-        all_targets(),
+        D.all_targets(),
 
 
 check_roles()  # every rule has a role in the threat model (pipelib.stages)

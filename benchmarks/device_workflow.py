@@ -162,13 +162,14 @@ def page_ldpfl(folder: Path, config: dict, title: str) -> list[str]:
     """Paper 001: ``table_ldpfl.csv``, its figures (``figures/``) and claims from the LDP-FL rows under
     ``<folder>/results``."""
     from pipelib.design import Design
+    from pipelib.design.ldpfl import FIGURE_P001
     from pipelib.io import read_json
     from pipelib.report import figures
     from pipelib.report.pages import markdown_table
     from pipelib.report.tables import table_ldpfl
 
     entries = [
-        e | {"path": str(folder / e["path"])} for e in Design(config).ldpfl_entries() if (folder / e["path"]).exists()
+        e | {"path": str(folder / e["path"])} for e in Design(config).ldpfl.entries() if (folder / e["path"]).exists()
     ]
     table = table_ldpfl([e for e in entries if e["artifact"] == "table"], folder / "table_ldpfl.csv")
     shown = ["dataset", "range", "paper_epsilon", "clients", "n", "rounds", "accuracy", "accuracy_low"]
@@ -183,7 +184,7 @@ def page_ldpfl(folder: Path, config: dict, title: str) -> list[str]:
         row = [e["artifact"], e["dataset"], e["run"], e.get("x"), r["clients"], r["fraction"]]
         others.append([*row, round(r["accuracy"], 4)])
     sources = {"table_ldpfl": folder / "table_ldpfl.csv"}
-    for name, artifacts in Design.FIGURE_P001.items():
+    for name, artifacts in FIGURE_P001.items():
         drawn = [e for e in entries if e["artifact"] in artifacts]
         if drawn:
             base = folder / "figures" / f"p001_{name}"
@@ -255,7 +256,7 @@ def page_ldpdl(folder: Path, config: dict, title: str, command: str) -> list[str
     # the arms whose rows are here, and their teachers as the rows' own teachers.json says (today's config
     # may describe other teachers)
     entries = []
-    for e in design.ldpdl_table_entries():
+    for e in design.ldpdl.table_entries():
         if not ((folder / e["ldpdl"]).exists() and (folder / e["pate"]).exists()):
             continue
         arms = {m: str(folder / e[m]) for m in LDPDL_TABLE_ARMS if m in e and (folder / e[m]).exists()}

@@ -13,12 +13,12 @@ use rule partition as audit_partition with:
         summary=res("partitions/{scenario}/summary.json"),
         canaries=res("partitions/{scenario}/canaries.parquet"),
     wildcard_constraints:
-        scenario=alternatives(AUDIT_SCENARIOS) or "NO_AUDIT",
+        scenario=alternatives(D.AUDIT_SCENARIOS) or "NO_AUDIT",
 
 
 rule audit_distill:
     input:
-        unpack(audit_distill_inputs),
+        unpack(D.audit.distill_inputs),
     output:
         res("audit/distill/{scenario}/{teacher}/{mech}/audit.json"),
     log:
@@ -34,11 +34,11 @@ rule audit_distill:
     params:
         code=code("audit_distill.py"),
         encoder=lambda wc: resolved_encoder(
-            RKNN["encoders"], rknn_teacher(wc.teacher)[0]
+            D.RKNN["encoders"], D.distill.rknn_teacher(wc.teacher)[0]
         ),
-        audit=AUDIT,
+        audit=D.AUDIT,
         fields=lambda wc: {
-            "scenario": public_side(wc.scenario),
+            "scenario": D.distill.public_side(wc.scenario),
             "audited_scenario": wc.scenario,
             "preset": config["preset"],
             "seed": seed_of(wc.scenario),
@@ -49,7 +49,7 @@ rule audit_distill:
 
 rule audit_fedmd:
     input:
-        unpack(audit_fedmd_inputs),
+        unpack(D.audit.fedmd_inputs),
     output:
         res("audit/fedmd/{scenario}/{answer}/{run}/audit.json"),
     log:
@@ -66,9 +66,9 @@ rule audit_fedmd:
         code=code("audit_fedmd.py"),
         method=lambda wc: AuditRun.of(wc).audited.method,
         label_offset=lambda wc: raw.dataset(SCENARIOS[wc.scenario]["public"]).classes,
-        audit=AUDIT,
+        audit=D.AUDIT,
         fields=lambda wc: {
-            "scenario": public_side(wc.scenario),
+            "scenario": D.distill.public_side(wc.scenario),
             "audited_scenario": wc.scenario,
             "mechanism": f"{wc.run} ({wc.answer} answers)",
             "preset": config["preset"],
@@ -100,9 +100,9 @@ rule audit_dpsgd:
     params:
         code=code("audit_dpsgd.py"),
         label_offset=lambda wc: raw.dataset(SCENARIOS[wc.scenario]["public"]).classes,
-        audit=AUDIT,
+        audit=D.AUDIT,
         fields=lambda wc: {
-            "scenario": public_side(wc.scenario),
+            "scenario": D.distill.public_side(wc.scenario),
             "audited_scenario": wc.scenario,
             "mechanism": "dpsgd",
             "preset": config["preset"],
@@ -131,9 +131,9 @@ rule audit_ldpfl:
         runtime=10,
     params:
         code=code("audit_ldpfl.py"),
-        audit=AUDIT,
+        audit=D.AUDIT,
         fields=lambda wc: {
-            "scenario": public_side(wc.scenario),
+            "scenario": D.distill.public_side(wc.scenario),
             "audited_scenario": wc.scenario,
             "mechanism": f"{wc.flmech} (f{wc.frac}, {wc.rounds} rounds)",
             "preset": config["preset"],
@@ -145,7 +145,7 @@ rule audit_ldpfl:
 
 rule audit_ldpdl:
     input:
-        unpack(audit_ldpdl_inputs),
+        unpack(D.audit.ldpdl_inputs),
     output:
         res("audit/ldpdl/{scenario}/{run}/audit.json"),
     log:
@@ -163,9 +163,9 @@ rule audit_ldpdl:
     params:
         code=code("audit_ldpdl.py"),
         method=lambda wc: AuditRun.of(wc).audited.method,
-        audit=AUDIT,
+        audit=D.AUDIT,
         fields=lambda wc: {
-            "scenario": public_side(wc.scenario),
+            "scenario": D.distill.public_side(wc.scenario),
             "audited_scenario": wc.scenario,
             "mechanism": wc.run,
             "preset": config["preset"],
@@ -192,7 +192,7 @@ rule audit_validation:
         runtime=5,
     params:
         code=code("audit_validation.py"),
-        audit=AUDIT,
+        audit=D.AUDIT,
         seed=config["seed"],
         randomness=config["privacy"]["randomness"],
         fields={"preset": config["preset"], "seed": config["seed"]},
@@ -202,14 +202,14 @@ rule audit_validation:
 
 rule audit_table:
     input:
-        audit_validation_paths()
+        D.audit.validation_paths()
         + [
             e["path"]
-            for e in audit_rknn_entries()
-            + audit_fedmd_entries()
-            + audit_dpsgd_entries()
-            + audit_ldpfl_entries()
-            + audit_ldpdl_entries()
+            for e in D.audit.rknn_entries()
+            + D.audit.fedmd_entries()
+            + D.audit.dpsgd_entries()
+            + D.audit.ldpfl_entries()
+            + D.audit.ldpdl_entries()
         ],
     output:
         report(res("audit.csv"), caption="../report/audit.rst", category="Audit"),

@@ -1,7 +1,7 @@
 # Config validation, wildcard constraints, and what needs Snakemake itself (code digests, raw-data links, the
 # run's start and end).  The experiment design (every run, table, figure and page the config asks for, and
-# the paths and inputs of every job) is pipelib.design.Design, built once below; its methods and constants
-# are this file's names (fedmd_inputs, res, SCENARIOS, ...), so the rules files read them as before.
+# the paths and inputs of every job) is pipelib.design.Design, built once below as D: the rules files read
+# its shared helpers by the names given below and each method's part as D.<part> (D.fedmd.inputs).
 import os
 import re
 import sys
@@ -42,7 +42,10 @@ except ConfigError as err:
     raise WorkflowError(str(err)) from None
 
 D = Design(config)
-globals().update(D.exports())  # fedmd_inputs, res, SCENARIOS, ...: see pipelib.design
+# the design's shared helpers, by these names in every rule file; a method's own are D.<part>.<name>
+# (D.fedmd.inputs, D.ldpdl.run_dir: pipelib.design)
+res, seed_of, SCENARIOS = D.res, D.seed_of, D.SCENARIOS
+party_ids, party_table, public_inputs = D.party_ids, D.party_table, D.public_inputs
 
 
 EPS = r"(0|[1-9][0-9]*)\.([0-9]*[1-9]|0)"  # canonical float text (repr): '0.1', '1.0', never '1' or '0.10'
@@ -71,7 +74,7 @@ wildcard_constraints:
         [v["name"] for v in config["paper002"]["ablation"]["variants"]]
     ),
     run=FEDMD_RUN.pattern,
-    encoder=alternatives(RKNN["encoders"]) or "NO_ENCODER",
+    encoder=alternatives(D.RKNN["encoders"]) or "NO_ENCODER",
     s="[1-9][0-9]*",
     teacher=TEACHER_RUN.pattern,
     mech="none|(" + alternatives(NOISY) + f")-eps{EPS}",
@@ -116,10 +119,10 @@ def raw_inputs(wildcards):
     spec = raw.dataset(wildcards.dataset)
     if config["download"] and spec.torchvision:
         return [
-            ancient(str(DATA_ROOT / rel)) for rel in spec.files()
+            ancient(str(D.DATA_ROOT / rel)) for rel in spec.files()
         ]  # made by rule download
     links = []
-    for rel, path in raw.raw_files(wildcards.dataset, DATA_ROOT).items():
+    for rel, path in raw.raw_files(wildcards.dataset, D.DATA_ROOT).items():
         link = RAW_VIEW / wildcards.dataset / rel.split("/", 1)[1]
         link = link.with_name(
             Path(path).name
@@ -143,12 +146,12 @@ def raw_content(dataset):
     if (
         config["download"]
         and raw.dataset(dataset).torchvision
-        and not (DATA_ROOT / raw.dataset(dataset).folder).is_dir()
+        and not (D.DATA_ROOT / raw.dataset(dataset).folder).is_dir()
     ):
         return "to be downloaded"
     try:
         digest = raw.content_digest(
-            dataset, DATA_ROOT, verify=config["verify_checksums"], cache=MD5_CACHE
+            dataset, D.DATA_ROOT, verify=config["verify_checksums"], cache=MD5_CACHE
         )
     except (raw.ChecksumError, raw.MissingDataError) as err:
         raise WorkflowError(
@@ -183,7 +186,7 @@ def summarize_run():
     from pipelib.report.pages import run_summary
 
     print(
-        run_summary(RESULTS, RUN_START[0], f"docs/reproduction/{config['preset']}"),
+        run_summary(D.RESULTS, RUN_START[0], f"docs/reproduction/{config['preset']}"),
         file=sys.stderr,
     )
 
@@ -197,10 +200,10 @@ def guard_inputs(jobs):
     record = integrity.run_record(
         workflow.main_snakefile,
         os.getcwd(),
-        RESULTS,
+        D.RESULTS,
         cs.configfiles or [],
         cs.config_args or [],
-        [*all_targets(), *result_files()],
+        [*D.all_targets(), *D.result_files()],
     )
     io = [(list(map(str, j.input)), list(map(str, j.output))) for j in jobs]
     # with verify_checksums off no md5 was checked: read the raw files of the ingests about to run
@@ -212,7 +215,7 @@ def guard_inputs(jobs):
     ds = workflow.dag_settings  # a forced re-run re-hashes every input it reads
     forced = bool(ds.forceall or ds.forcetargets or ds.forcerun)
     damaged = integrity.preflight(
-        integrity.unproduced_inputs(io, RESULTS) | set(map(str, raw_reads)),
+        integrity.unproduced_inputs(io, D.RESULTS) | set(map(str, raw_reads)),
         rehash=forced,
     )
     if damaged:
@@ -246,30 +249,30 @@ def announce_plan():
             file=sys.stderr,
         )
     p = plan.make_plan(
-        jobs, {**config, "scenarios": SCENARIOS}, RESULTS, min(cores, machine)
+        jobs, {**config, "scenarios": SCENARIOS}, D.RESULTS, min(cores, machine)
     )
     if p.stages:
         print(
-            f"pipelib: planned training of this run (preset {config['preset']}, results in {RESULTS}/; "
+            f"pipelib: planned training of this run (preset {config['preset']}, results in {D.RESULTS}/; "
             f"{p.hardware}):\n{p.table()}",
             file=sys.stderr,
         )
     if plan.cpu_too_long(p, config["max_cpu_hours"]):
         raise WorkflowError(plan.stop_message(p, config))
     try:  # one run per results folder, whatever its targets (held until this process exits)
-        runlock.hold(RESULTS)
+        runlock.hold(D.RESULTS)
     except runlock.FolderInUse as e:
         raise WorkflowError(str(e)) from None
     # the run goes ahead: record how this results folder is made (pipelib verify reads it)
-    integrity.write_run_record(RESULTS, record)
+    integrity.write_run_record(D.RESULTS, record)
 
 
 # GPUs a training job of each method asks for (the resource `gpu`), unless its device is cpu
-TRAIN_GPUS = 0 if FEDMD["device"] == "cpu" else 1
-DPSGD_GPUS = 0 if DPSGD["device"] == "cpu" else 1
-RKNN_GPUS = 0 if RKNN["device"] == "cpu" else 1
-LDPDL_GPUS = 0 if LDPDL["device"] == "cpu" else 1
-LDPFL_GPUS = 0 if LDPFL["device"] == "cpu" else 1
+TRAIN_GPUS = 0 if D.FEDMD["device"] == "cpu" else 1
+DPSGD_GPUS = 0 if D.DPSGD["device"] == "cpu" else 1
+RKNN_GPUS = 0 if D.RKNN["device"] == "cpu" else 1
+LDPDL_GPUS = 0 if D.LDPDL["device"] == "cpu" else 1
+LDPFL_GPUS = 0 if D.LDPFL["device"] == "cpu" else 1
 
 
 def report_description():
@@ -284,5 +287,5 @@ def report_description():
     path = Path(f".snakemake/pipelib/report/{config['preset']}.rst").resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(path) as tmp:
-        tmp.write_text(report_front_page(RESULTS, config["preset"]))
+        tmp.write_text(report_front_page(D.RESULTS, config["preset"]))
     return str(path)

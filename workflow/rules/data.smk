@@ -6,7 +6,7 @@ if config["download"]:
     rule download:
         output:
             [
-                str(DATA_ROOT / rel)
+                str(D.DATA_ROOT / rel)
                 for name in raw.DATASETS
                 if raw.DATASETS[name].torchvision
                 for rel in raw.DATASETS[name].files()
@@ -59,7 +59,7 @@ rule ingest:
 
 rule partition:
     input:
-        unpack(scenario_inputs),
+        unpack(D.scenario_inputs),
     output:
         assignment=res("partitions/{scenario}/assignment.parquet"),
         public=res("partitions/{scenario}/public.parquet"),
@@ -70,7 +70,7 @@ rule partition:
     benchmark:
         res("benchmarks/partition/{scenario}.tsv")
     wildcard_constraints:
-        scenario=alternatives([s for s in SCENARIOS if s not in AUDIT_SCENARIOS]),
+        scenario=alternatives([s for s in SCENARIOS if s not in D.AUDIT_SCENARIOS]),
     conda:
         "../envs/pipelib.yaml"
     threads: 1
@@ -79,7 +79,7 @@ rule partition:
         runtime=20,
     params:
         code=code("partition.py"),
-        scenario=partition_params,
+        scenario=D.partition_params,
         task=lambda wc: config["tasks"][SCENARIOS[wc.scenario]["task"]],
         seed=lambda wc: seed_of(wc.scenario),
     script:
@@ -89,8 +89,8 @@ rule partition:
 rule party_data:
     input:
         assignment=res("partitions/{scenario}/assignment.parquet"),
-        private_train=lambda wc: scenario_inputs(wc)["private_train"],
-        private_test=lambda wc: scenario_inputs(wc)["private_test"],
+        private_train=lambda wc: D.scenario_inputs(wc)["private_train"],
+        private_test=lambda wc: D.scenario_inputs(wc)["private_test"],
     output:
         res("partitions/{scenario}/party-{party}.parquet"),
     log:

@@ -11,7 +11,7 @@ rule distill_answers:
         unpack(
             lambda wc: {
                 "party": party_table(wc.scenario, wc.party),
-                **teacher_kind(wc)["answers"](wc),
+                **D.distill.teacher_kind(wc)["answers"](wc),
             }
         ),
     output:
@@ -37,7 +37,7 @@ rule distill_release:
         unpack(
             lambda wc: {
                 "party": party_table(wc.scenario, wc.party),
-                **teacher_kind(wc)["answers"](wc),
+                **D.distill.teacher_kind(wc)["answers"](wc),
             }
         ),
     output:
@@ -66,7 +66,7 @@ rule distill_release:
 rule distill_votes:
     input:
         # every PATE teacher votes with its own model only (pipelib.methods.teachers.teacher_votes)
-        unpack(pate_votes_inputs),
+        unpack(D.distill.pate_votes_inputs),
     output:
         answers=res("distill/{scenario}/{teacher}/answers/teachers.npy"),
     log:
@@ -83,7 +83,7 @@ rule distill_votes:
         runtime=10,
     params:
         code=code("distill_votes.py"),
-        settings=pate_teacher_settings,
+        settings=D.ldpdl.pate_teacher_settings,
         seed=lambda wc: seed_of(wc.scenario),
     script:
         "../scripts/distill_votes.py"
@@ -91,7 +91,7 @@ rule distill_votes:
 
 rule distill_curate:
     input:
-        unpack(lambda wc: teacher_kind(wc)["curate"](wc)),
+        unpack(lambda wc: D.distill.teacher_kind(wc)["curate"](wc)),
     output:
         release=res("distill/{scenario}/{teacher}/{cmech}/release/curated.npy"),
         guarantee=res(
@@ -109,7 +109,7 @@ rule distill_curate:
         runtime=5,
     params:
         code=code("distill_curate.py"),
-        delta=lambda wc: teacher_kind(wc)["settings"].get("delta"),
+        delta=lambda wc: D.distill.teacher_kind(wc)["settings"].get("delta"),
         seed=lambda wc: seed_of(wc.scenario),
         randomness=config["privacy"]["randomness"],
     script:
@@ -118,7 +118,7 @@ rule distill_curate:
 
 rule distill_aggregate:
     input:
-        unpack(aggregate_inputs),
+        unpack(D.distill.aggregate_inputs),
     output:
         counts=res("distill/{scenario}/{teacher}/{mech}/counts.npy"),
         summary=res("distill/{scenario}/{teacher}/{mech}/aggregate.json"),
@@ -142,8 +142,8 @@ rule distill_label:
     input:
         unpack(
             lambda wc: {
-                "counts": f"{distill_dir(wc.scenario, wc.teacher, wc.mech)}/counts.npy",
-                **teacher_kind(wc)["label"](wc),
+                "counts": f"{D.distill.folder(wc.scenario, wc.teacher, wc.mech)}/counts.npy",
+                **D.distill.teacher_kind(wc)["label"](wc),
             }
         ),
     output:
@@ -168,7 +168,7 @@ rule distill_label:
 rule distill_student:
     input:
         unpack(public_inputs),
-        unpack(lambda wc: teacher_kind(wc)["student"](wc)),
+        unpack(lambda wc: D.distill.teacher_kind(wc)["student"](wc)),
         labels=res("distill/{scenario}/{teacher}/{mech}/labels.parquet"),
         summary=res("distill/{scenario}/{teacher}/{mech}/aggregate.json"),
         test=res("partitions/{scenario}/test.parquet"),
@@ -181,22 +181,24 @@ rule distill_student:
         res("benchmarks/distill_student/{scenario}/{teacher}/{mech}.tsv")
     conda:
         "../envs/pipelib.yaml"
-    threads: lambda wc: teacher_kind(wc)["settings"]["threads"]
+    threads: lambda wc: D.distill.teacher_kind(wc)["settings"]["threads"]
     resources:
         mem_mb=8000,
-        runtime=lambda wc: teacher_kind(wc)["settings"]["runtime"],
-        gpu=lambda wc: 0 if teacher_kind(wc)["settings"]["device"] == "cpu" else 1,
+        runtime=lambda wc: D.distill.teacher_kind(wc)["settings"]["runtime"],
+        gpu=lambda wc: (
+            0 if D.distill.teacher_kind(wc)["settings"]["device"] == "cpu" else 1
+        ),
     params:
         code=code("distill_student.py"),
-        settings=lambda wc: teacher_kind(wc)["settings"]["student"],
-        loss=lambda wc: teacher_kind(wc)["settings"].get("loss"),
+        settings=lambda wc: D.distill.teacher_kind(wc)["settings"]["student"],
+        loss=lambda wc: D.distill.teacher_kind(wc)["settings"].get("loss"),
         seed=lambda wc: seed_of(wc.scenario),
-        device=lambda wc: teacher_kind(wc)["settings"]["device"],
-        precision=lambda wc: teacher_kind(wc)["settings"]["precision"],
+        device=lambda wc: D.distill.teacher_kind(wc)["settings"]["device"],
+        precision=lambda wc: D.distill.teacher_kind(wc)["settings"]["precision"],
         preset=config["preset"],
         # label accuracy needs public labels in the task's label space (same dataset)
         same_labels=lambda wc: SCENARIOS[wc.scenario]["public"]
         == SCENARIOS[wc.scenario]["private"],
-        checkpoint=lambda wc: f"{distill_dir(wc.scenario, wc.teacher, wc.mech)}/student.resume.pt",
+        checkpoint=lambda wc: f"{D.distill.folder(wc.scenario, wc.teacher, wc.mech)}/student.resume.pt",
     script:
         "../scripts/distill_student.py"

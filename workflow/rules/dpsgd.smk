@@ -5,7 +5,7 @@
 
 rule dpsgd:
     input:
-        unpack(dpsgd_inputs),
+        unpack(D.dpsgd.inputs),
     output:
         result=res("dpsgd/{scenario}/{arch}/eps{eps}/result.json"),
         model=res("dpsgd/{scenario}/{arch}/eps{eps}/model.pt"),
@@ -18,16 +18,16 @@ rule dpsgd:
         eps=EPS,
     conda:
         "../envs/pipelib.yaml"
-    threads: DPSGD["threads"]
+    threads: D.DPSGD["threads"]
     resources:
         mem_mb=4000,
-        runtime=DPSGD["runtime"],
+        runtime=D.DPSGD["runtime"],
         gpu=DPSGD_GPUS,
     params:
         code=code("dpsgd.py"),
-        settings={k: DPSGD[k] for k in ("epochs", "batch", "lr", "max_grad_norm")},
-        delta=DPSGD["delta"],
-        device=DPSGD["device"],
+        settings={k: D.DPSGD[k] for k in ("epochs", "batch", "lr", "max_grad_norm")},
+        delta=D.DPSGD["delta"],
+        device=D.DPSGD["device"],
         n_public_classes=lambda wc: raw.dataset(
             SCENARIOS[wc.scenario]["public"]
         ).classes,

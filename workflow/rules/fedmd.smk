@@ -17,17 +17,17 @@ rule pretrain:
         res("benchmarks/pretrain/{public}/{arch}-c{n_classes}.tsv")
     conda:
         "../envs/pipelib.yaml"
-    threads: FEDMD["threads"]
+    threads: D.FEDMD["threads"]
     resources:
         mem_mb=8000,
-        runtime=FEDMD["runtime"],
+        runtime=D.FEDMD["runtime"],
         gpu=TRAIN_GPUS,
     params:
         code=code("pretrain.py"),
-        settings=FEDMD["pretrain"],
-        lr=FEDMD["lr"],
-        device=FEDMD["device"],
-        precision=FEDMD["precision"],
+        settings=D.FEDMD["pretrain"],
+        lr=D.FEDMD["lr"],
+        device=D.FEDMD["device"],
+        precision=D.FEDMD["precision"],
         seed=config["seed"],
         checkpoint=lambda wc: res(
             f"pretrain/{wc.public}/{wc.arch}-c{wc.n_classes}.resume.pt"
@@ -51,10 +51,10 @@ use rule pretrain as pretrain_pool with:
         res("benchmarks/pretrain_pool/{scenario}/{arch}-c{n_classes}.tsv")
     params:
         code=code("pretrain.py"),
-        settings=FEDMD["pretrain"],
-        lr=FEDMD["lr"],
-        device=FEDMD["device"],
-        precision=FEDMD["precision"],
+        settings=D.FEDMD["pretrain"],
+        lr=D.FEDMD["lr"],
+        device=D.FEDMD["device"],
+        precision=D.FEDMD["precision"],
         seed=lambda wc: seed_of(wc.scenario),
         checkpoint=lambda wc: res(
             f"pretrain_pool/{wc.scenario}/{wc.arch}-c{wc.n_classes}.resume.pt"
@@ -63,7 +63,7 @@ use rule pretrain as pretrain_pool with:
 
 rule fedmd:
     input:
-        unpack(fedmd_inputs),
+        unpack(D.fedmd.inputs),
     output:
         result=res("fedmd/{scenario}/{answer}/{run}/result.json"),
         rounds=res("fedmd/{scenario}/{answer}/{run}/rounds.parquet"),
@@ -75,15 +75,15 @@ rule fedmd:
         res("benchmarks/fedmd/{scenario}/{answer}/{run}.tsv")
     conda:
         "../envs/pipelib.yaml"
-    threads: FEDMD["threads"]
+    threads: D.FEDMD["threads"]
     resources:
         mem_mb=12000,
-        runtime=FEDMD["runtime"],
+        runtime=D.FEDMD["runtime"],
         gpu=TRAIN_GPUS,
     params:
         code=code("fedmd.py"),
-        fedmd=lambda wc: {**fedmd_params(), "answer": wc.answer},
-        archs=lambda wc: sorted(set(party_archs(wc.scenario))),
+        fedmd=lambda wc: {**D.fedmd.params(), "answer": wc.answer},
+        archs=lambda wc: sorted(set(D.fedmd.party_archs(wc.scenario))),
         n_public_classes=lambda wc: raw.dataset(
             SCENARIOS[wc.scenario]["public"]
         ).classes,
@@ -95,7 +95,7 @@ rule fedmd:
             else "none"
         ),
         preset=config["preset"],
-        precision=FEDMD["precision"],
+        precision=D.FEDMD["precision"],
         # progress is saved here after every round; a killed or pre-empted job resumes from it
         checkpoint=lambda wc: res(f"fedmd/{wc.scenario}/{wc.answer}/{wc.run}/resume.pt"),
     script:
@@ -113,10 +113,10 @@ use rule pretrain as pretrain_epochs with:
         res("benchmarks/pretrain/{public}/e{epochs}/{arch}-c{n_classes}.tsv")
     params:
         code=code("pretrain.py"),
-        settings=lambda wc: {**FEDMD["pretrain"], "epochs": int(wc.epochs)},
-        lr=FEDMD["lr"],
-        device=FEDMD["device"],
-        precision=FEDMD["precision"],
+        settings=lambda wc: {**D.FEDMD["pretrain"], "epochs": int(wc.epochs)},
+        lr=D.FEDMD["lr"],
+        device=D.FEDMD["device"],
+        precision=D.FEDMD["precision"],
         seed=config["seed"],
         checkpoint=lambda wc: res(
             f"pretrain/{wc.public}/e{wc.epochs}/{wc.arch}-c{wc.n_classes}.resume.pt"
@@ -141,12 +141,12 @@ use rule fedmd as fedmd_budget with:
     params:
         code=code("fedmd.py"),
         fedmd=lambda wc: {
-            **fedmd_params(),
+            **D.fedmd.params(),
             "answer": wc.answer,
             "rounds": int(wc.rounds),
             "public_per_round": int(wc.q),
         },
-        archs=lambda wc: sorted(set(party_archs(wc.scenario))),
+        archs=lambda wc: sorted(set(D.fedmd.party_archs(wc.scenario))),
         n_public_classes=lambda wc: raw.dataset(
             SCENARIOS[wc.scenario]["public"]
         ).classes,
@@ -157,7 +157,7 @@ use rule fedmd as fedmd_budget with:
             else "none"
         ),
         preset=config["preset"],
-        precision=FEDMD["precision"],
+        precision=D.FEDMD["precision"],
         checkpoint=lambda wc: res(
             f"fedmd_budget/{wc.scenario}/{wc.answer}/{BudgetPoint.of(wc).name}/{wc.run}/resume.pt"
         ),
@@ -166,7 +166,7 @@ use rule fedmd as fedmd_budget with:
 rule centralized:
     input:
         parties=lambda wc: [party_table(wc.scenario, i) for i in party_ids(wc.scenario)],
-        model=lambda wc: pretrained(wc.scenario, wc.arch),
+        model=lambda wc: D.fedmd.pretrained(wc.scenario, wc.arch),
         test=res("partitions/{scenario}/test.parquet"),
     output:
         result=res("centralized/{scenario}/{arch}/result.json"),
@@ -177,17 +177,17 @@ rule centralized:
         res("benchmarks/centralized/{scenario}/{arch}.tsv")
     conda:
         "../envs/pipelib.yaml"
-    threads: FEDMD["threads"]
+    threads: D.FEDMD["threads"]
     resources:
         mem_mb=8000,
-        runtime=FEDMD["runtime"],
+        runtime=D.FEDMD["runtime"],
         gpu=TRAIN_GPUS,
     params:
         code=code("centralized.py"),
-        settings=FEDMD["centralized"],
-        lr=FEDMD["lr"],
-        device=FEDMD["device"],
-        precision=FEDMD["precision"],
+        settings=D.FEDMD["centralized"],
+        lr=D.FEDMD["lr"],
+        device=D.FEDMD["device"],
+        precision=D.FEDMD["precision"],
         n_public_classes=lambda wc: raw.dataset(
             SCENARIOS[wc.scenario]["public"]
         ).classes,
@@ -202,7 +202,7 @@ rule centralized:
 # settings from the config, at the ablation's budget), on the same samples, seeds and pre-trained models.
 use rule fedmd as fedmd_ablation with:
     input:
-        unpack(ablation_inputs),
+        unpack(D.ablation.inputs),
     output:
         result=res("fedmd_ablation/{scenario}/{variant}/{run}/result.json"),
         rounds=res("fedmd_ablation/{scenario}/{variant}/{run}/rounds.parquet"),
@@ -214,15 +214,15 @@ use rule fedmd as fedmd_ablation with:
         res("benchmarks/fedmd_ablation/{scenario}/{variant}/{run}.tsv")
     params:
         code=code("fedmd.py"),
-        fedmd=lambda wc: ablation_settings(wc.variant),
-        archs=lambda wc: sorted(set(party_archs(wc.scenario))),
+        fedmd=lambda wc: D.ablation.settings(wc.variant),
+        archs=lambda wc: sorted(set(D.fedmd.party_archs(wc.scenario))),
         n_public_classes=lambda wc: raw.dataset(
             SCENARIOS[wc.scenario]["public"]
         ).classes,
         seed=lambda wc: seed_of(wc.scenario),
         randomness="none",
         preset=config["preset"],
-        precision=FEDMD["precision"],
+        precision=D.FEDMD["precision"],
         checkpoint=lambda wc: res(
             f"fedmd_ablation/{wc.scenario}/{wc.variant}/{wc.run}/resume.pt"
         ),
@@ -233,10 +233,10 @@ use rule fedmd as fedmd_ablation with:
 use rule centralized as centralized_pooled with:
     input:
         parties=lambda wc: [
-            f"{sample_dir(wc.scenario, wc.sampling, wc.k)}/party-{i}.parquet"
+            f"{D.sample_dir(wc.scenario, wc.sampling, wc.k)}/party-{i}.parquet"
             for i in party_ids(wc.scenario)
         ],
-        model=lambda wc: pretrained(wc.scenario, wc.arch, wc.pe),
+        model=lambda wc: D.fedmd.pretrained(wc.scenario, wc.arch, wc.pe),
         test=res("partitions/{scenario}/test.parquet"),
     output:
         result=res(
@@ -255,10 +255,10 @@ use rule centralized as centralized_pooled with:
         )
     params:
         code=code("centralized.py"),
-        settings=lambda wc: {**FEDMD["centralized"], "epochs": int(wc.epochs)},
-        lr=FEDMD["lr"],
-        device=FEDMD["device"],
-        precision=FEDMD["precision"],
+        settings=lambda wc: {**D.FEDMD["centralized"], "epochs": int(wc.epochs)},
+        lr=D.FEDMD["lr"],
+        device=D.FEDMD["device"],
+        precision=D.FEDMD["precision"],
         n_public_classes=lambda wc: raw.dataset(
             SCENARIOS[wc.scenario]["public"]
         ).classes,

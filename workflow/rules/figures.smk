@@ -5,7 +5,7 @@
 
 rule table3:
     input:
-        runs_of(table3_entries()),
+        D.fedmd.runs_of(D.fedmd.table3_entries()),
     output:
         report(res("table3.csv"), caption="../report/table3.rst", category="Paper 002"),
     log:
@@ -20,7 +20,7 @@ rule table3:
         runtime=5,
     params:
         code=code("table3.py"),
-        entries=table3_entries(),
+        entries=D.fedmd.table3_entries(),
         delta_ref=config["privacy"]["delta_ref"],
     script:
         "../scripts/table3.py"
@@ -28,7 +28,7 @@ rule table3:
 
 rule table4:
     input:
-        runs_of(table4_entries()),
+        D.fedmd.runs_of(D.fedmd.table4_entries()),
     output:
         report(res("table4.csv"), caption="../report/table4.rst", category="Paper 002"),
     log:
@@ -43,7 +43,7 @@ rule table4:
         runtime=5,
     params:
         code=code("table4.py"),
-        entries=table4_entries(),
+        entries=D.fedmd.table4_entries(),
         delta_ref=config["privacy"]["delta_ref"],
     script:
         "../scripts/table4.py"
@@ -51,7 +51,7 @@ rule table4:
 
 rule table5:
     input:
-        runs_of(table5_entries()),
+        D.fedmd.runs_of(D.fedmd.table5_entries()),
     output:
         report(res("table5.csv"), caption="../report/table5.rst", category="Paper 002"),
     log:
@@ -66,7 +66,7 @@ rule table5:
         runtime=5,
     params:
         code=code("table5.py"),
-        entries=table5_entries(),
+        entries=D.fedmd.table5_entries(),
         delta_ref=config["privacy"]["delta_ref"],
     script:
         "../scripts/table5.py"
@@ -94,7 +94,7 @@ rule figure_p002_privacy_vs_parties:
         runtime=5,
     params:
         code=code("figure_p002_privacy_vs_parties.py"),
-        settings=P002["figure2abc"],
+        settings=D.P002["figure2abc"],
     script:
         "../scripts/figure_p002_privacy_vs_parties.py"
 
@@ -121,14 +121,14 @@ rule figure_p002_privacy_vs_k:
         runtime=5,
     params:
         code=code("figure_p002_privacy_vs_k.py"),
-        n=P002["figure4"]["n"],
+        n=D.P002["figure4"]["n"],
     script:
         "../scripts/figure_p002_privacy_vs_k.py"
 
 
 rule figure_p002_accuracy_vs_parties:
     input:
-        runs_of(figure2d_entries()),
+        D.fedmd.runs_of(D.fedmd.figure2d_entries()),
         table=res("table2.csv"),  # its dataset-level flags (pipelib.report.flags)
     output:
         png=report(
@@ -151,16 +151,19 @@ rule figure_p002_accuracy_vs_parties:
         runtime=5,
     params:
         code=code("figure_p002_accuracy_vs_parties.py"),
-        entries=figure2d_entries(),
-        answer=P002["figure2d"]["answer"],
+        entries=D.fedmd.figure2d_entries(),
+        answer=D.P002["figure2d"]["answer"],
     script:
         "../scripts/figure_p002_accuracy_vs_parties.py"
 
 
 rule table_fedmd_budget:
     input:
-        [e["path"] for e in budget_entries()],
-        [e["path"].replace("result.json", "rounds.parquet") for e in budget_entries()],
+        [e["path"] for e in D.ablation.budget_entries()],
+        [
+            e["path"].replace("result.json", "rounds.parquet")
+            for e in D.ablation.budget_entries()
+        ],
     output:
         report(
             res("fedmd_budget.csv"),
@@ -179,7 +182,7 @@ rule table_fedmd_budget:
         runtime=5,
     params:
         code=code("table_fedmd_budget.py"),
-        entries=budget_entries(),
+        entries=D.ablation.budget_entries(),
         delta_ref=config["privacy"]["delta_ref"],
     script:
         "../scripts/table_fedmd_budget.py"
@@ -237,14 +240,14 @@ rule figure_p002_rounds:
         runtime=5,
     params:
         code=code("figure_p002_rounds.py"),
-        k=P002["k"],
+        k=D.P002["k"],
     script:
         "../scripts/figure_p002_rounds.py"
 
 
 rule figure_p003_queries_and_neighbours:
     input:
-        [e["path"] for e in p003_sweep_entries()],
+        [e["path"] for e in D.distill.p003_sweep_entries()],
         table=res("table_rknn.csv"),  # its dataset-level flags (pipelib.report.flags)
     output:
         png=report(
@@ -267,14 +270,14 @@ rule figure_p003_queries_and_neighbours:
         runtime=5,
     params:
         code=code("figure_p003_queries_and_neighbours.py"),
-        entries=p003_sweep_entries(),
+        entries=D.distill.p003_sweep_entries(),
     script:
         "../scripts/figure_p003_queries_and_neighbours.py"
 
 
 rule figure_p003_local_dp:
     input:
-        [e["path"] for e in p003_local_entries()],
+        [e["path"] for e in D.distill.p003_local_entries()],
         table=res("table_rknn.csv"),  # its dataset-level flags (pipelib.report.flags)
     output:
         png=report(
@@ -297,17 +300,17 @@ rule figure_p003_local_dp:
         runtime=5,
     params:
         code=code("figure_p003_local_dp.py"),
-        entries=p003_local_entries(),
+        entries=D.distill.p003_local_entries(),
     script:
         "../scripts/figure_p003_local_dp.py"
 
 
 rule table_fedmd_ablation:
     input:
-        [e["path"] for e in ablation_entries()],
+        [e["path"] for e in D.ablation.entries()],
         [
             e["path"].replace("result.json", "rounds.parquet")
-            for e in ablation_entries()
+            for e in D.ablation.entries()
             if "pooled" not in e
         ],
     output:
@@ -328,6 +331,6 @@ rule table_fedmd_ablation:
         runtime=5,
     params:
         code=code("table_fedmd_ablation.py"),
-        entries=ablation_entries(),
+        entries=D.ablation.entries(),
     script:
         "../scripts/table_fedmd_ablation.py"

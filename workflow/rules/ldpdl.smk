@@ -27,7 +27,9 @@ wildcard_constraints:
 rule ldpdl_encoder:
     input:
         # another dataset's labelled train split: none of the owners' records
-        train=lambda wc: ingested(teacher_encoder_settings(wc.tdata)["source"])["train"],
+        train=lambda wc: D.ingested(
+            D.ldpdl.teacher_encoder_settings(wc.tdata)["source"]
+        )["train"],
     output:
         model=res("ldpdl/encoder-{tdata}/encoder.pt"),
     log:
@@ -36,17 +38,17 @@ rule ldpdl_encoder:
         res("benchmarks/ldpdl_encoder/{tdata}.tsv")
     conda:
         "../envs/pipelib.yaml"
-    threads: LDPDL["threads"]
+    threads: D.LDPDL["threads"]
     resources:
         mem_mb=8000,
-        runtime=LDPDL["runtime"],
+        runtime=D.LDPDL["runtime"],
         gpu=LDPDL_GPUS,
     params:
         code=code("ldpdl_encoder.py"),
-        settings=lambda wc: teacher_encoder_settings(wc.tdata),
+        settings=lambda wc: D.ldpdl.teacher_encoder_settings(wc.tdata),
         seed=config["seed"],
-        device=LDPDL["device"],
-        precision=LDPDL["precision"],
+        device=D.LDPDL["device"],
+        precision=D.LDPDL["precision"],
         checkpoint=lambda wc: res(f"ldpdl/encoder-{wc.tdata}/encoder.resume.pt"),
     script:
         "../scripts/ldpdl_encoder.py"
@@ -54,7 +56,7 @@ rule ldpdl_encoder:
 
 rule ldpdl_teachers:
     input:
-        unpack(lambda wc: teacher_encoder_files(wc.scenario, wc.design)),
+        unpack(lambda wc: D.ldpdl.teacher_encoder_files(wc.scenario, wc.design)),
         parties=lambda wc: [party_table(wc.scenario, i) for i in party_ids(wc.scenario)],
     output:
         teachers=res("ldpdl/{scenario}/teachers-{design}/teachers.npz"),
@@ -65,16 +67,16 @@ rule ldpdl_teachers:
         res("benchmarks/ldpdl_teachers/{scenario}/{design}.tsv")
     conda:
         "../envs/pipelib.yaml"
-    threads: LDPDL["threads"]
+    threads: D.LDPDL["threads"]
     resources:
         mem_mb=8000,
-        runtime=LDPDL["runtime"],
+        runtime=D.LDPDL["runtime"],
     params:
         code=code("ldpdl_teachers.py"),
-        settings=lambda wc: teacher_settings(wc.scenario, wc.design),
-        device=LDPDL["device"],
-        precision=LDPDL["precision"],
-        records=lambda wc: teacher_records(wc.design),
+        settings=lambda wc: D.ldpdl.teacher_settings(wc.scenario, wc.design),
+        device=D.LDPDL["device"],
+        precision=D.LDPDL["precision"],
+        records=lambda wc: D.ldpdl.teacher_records(wc.design),
         seed=lambda wc: seed_of(wc.scenario),
     script:
         "../scripts/ldpdl_teachers.py"
@@ -91,7 +93,7 @@ rule ldpdl_plan:
     benchmark:
         res(f"benchmarks/ldpdl_plan/{LDPDL_RUN_DIR}.tsv")
     wildcard_constraints:
-        design="L[1-9][0-9]*|T[1-9][0-9]*|parties",  # not S<n>: PATE's own CNNs answer no LDP-DL run
+        design="L[1-9][0-9]*|T[1-9][0-9]*|parties",  # not S<n>: D.PATE's own CNNs answer no LDP-DL run
     conda:
         "../envs/pipelib.yaml"
     threads: 1
@@ -100,9 +102,9 @@ rule ldpdl_plan:
         runtime=5,
     params:
         code=code("ldpdl_plan.py"),
-        owners=lambda wc: design_owners(wc.scenario, wc.design),
-        per_iteration=lambda wc: ldpdl_shape(wc.qs)[0],
-        iterations=lambda wc: ldpdl_shape(wc.qs)[1],
+        owners=lambda wc: D.ldpdl.design_owners(wc.scenario, wc.design),
+        per_iteration=lambda wc: D.ldpdl.shape(wc.qs)[0],
+        iterations=lambda wc: D.ldpdl.shape(wc.qs)[1],
         seed=lambda wc: seed_of(wc.scenario),
     script:
         "../scripts/ldpdl_plan.py"
@@ -110,10 +112,10 @@ rule ldpdl_plan:
 
 rule ldpdl_release:
     input:
-        unpack(lambda wc: teachers_files(wc.scenario, wc.design)),
-        unpack(lambda wc: teacher_encoder_files(wc.scenario)),
+        unpack(lambda wc: D.ldpdl.teachers_files(wc.scenario, wc.design)),
+        unpack(lambda wc: D.ldpdl.teacher_encoder_files(wc.scenario)),
         plan=res(f"ldpdl/{LDPDL_RUN_DIR}/plan.json"),
-        queries=lambda wc: queries_of(wc, int(wc.iteration)),
+        queries=lambda wc: D.ldpdl.queries_of(wc, int(wc.iteration)),
         public=lambda wc: public_inputs(wc)["public"],
     output:
         release=res(f"ldpdl/{LDPDL_RUN_DIR}/iter-{{iteration}}/answers.npy"),
@@ -126,7 +128,7 @@ rule ldpdl_release:
     benchmark:
         res(f"benchmarks/ldpdl_release/{LDPDL_RUN_DIR}/iter-{{iteration}}.tsv")
     wildcard_constraints:
-        design="L[1-9][0-9]*|T[1-9][0-9]*|parties",  # not S<n>: PATE's own CNNs answer no LDP-DL run
+        design="L[1-9][0-9]*|T[1-9][0-9]*|parties",  # not S<n>: D.PATE's own CNNs answer no LDP-DL run
     conda:
         "../envs/pipelib.yaml"
     threads: 1
@@ -135,8 +137,8 @@ rule ldpdl_release:
         runtime=10,
     params:
         code=code("ldpdl_release.py"),
-        settings=lambda wc: teacher_settings(wc.scenario),
-        records=lambda wc: teacher_records(wc.design),
+        settings=lambda wc: D.ldpdl.teacher_settings(wc.scenario),
+        records=lambda wc: D.ldpdl.teacher_records(wc.design),
         seed=lambda wc: seed_of(wc.scenario),
         randomness=config["privacy"]["randomness"],
     script:
@@ -148,17 +150,19 @@ rule ldpdl_student:
         unpack(public_inputs),
         plan=res(f"ldpdl/{LDPDL_RUN_DIR}/plan.json"),
         test=res("partitions/{scenario}/test.parquet"),
-        queries=lambda wc: [queries_of(wc, t) for t in range(1, int(wc.iteration) + 1)],
+        queries=lambda wc: [
+            D.ldpdl.queries_of(wc, t) for t in range(1, int(wc.iteration) + 1)
+        ],
         releases=lambda wc: [
-            f"{run_dir(wc)}/iter-{t}/answers.npy"
+            f"{D.ldpdl.run_dir(wc)}/iter-{t}/answers.npy"
             for t in range(1, int(wc.iteration) + 1)
         ],
         guarantees=lambda wc: [
-            f"{run_dir(wc)}/iter-{t}/answers.guarantee.json"
+            f"{D.ldpdl.run_dir(wc)}/iter-{t}/answers.guarantee.json"
             for t in range(1, int(wc.iteration) + 1)
         ],
         records=lambda wc: [
-            f"{run_dir(wc)}/iter-{t}/answers.records.npy"
+            f"{D.ldpdl.run_dir(wc)}/iter-{t}/answers.records.npy"
             for t in range(1, int(wc.iteration) + 1)
         ],
     output:
@@ -171,21 +175,21 @@ rule ldpdl_student:
     benchmark:
         res(f"benchmarks/ldpdl_student/{LDPDL_RUN_DIR}/iter-{{iteration}}.tsv")
     wildcard_constraints:
-        design="L[1-9][0-9]*|T[1-9][0-9]*|parties",  # not S<n>: PATE's own CNNs answer no LDP-DL run
+        design="L[1-9][0-9]*|T[1-9][0-9]*|parties",  # not S<n>: D.PATE's own CNNs answer no LDP-DL run
     conda:
         "../envs/pipelib.yaml"
-    threads: LDPDL["threads"]
+    threads: D.LDPDL["threads"]
     resources:
         mem_mb=4000,
-        runtime=LDPDL["runtime"],
+        runtime=D.LDPDL["runtime"],
         gpu=LDPDL_GPUS,
     params:
         code=code("ldpdl_student.py"),
-        settings=LDPDL["student"],
-        loss=LDPDL["loss"],
+        settings=D.LDPDL["student"],
+        loss=D.LDPDL["loss"],
         seed=lambda wc: seed_of(wc.scenario),
-        device=LDPDL["device"],
-        precision=LDPDL["precision"],
+        device=D.LDPDL["device"],
+        precision=D.LDPDL["precision"],
         preset=config["preset"],
         randomness=config["privacy"]["randomness"],
     script:
@@ -204,19 +208,19 @@ rule ldpdl_ceiling:
         res("benchmarks/ldpdl_ceiling/{scenario}.tsv")
     conda:
         "../envs/pipelib.yaml"
-    threads: LDPDL["threads"]
+    threads: D.LDPDL["threads"]
     resources:
         mem_mb=4000,
-        runtime=LDPDL["runtime"],
+        runtime=D.LDPDL["runtime"],
         gpu=LDPDL_GPUS,
     params:
         code=code("ldpdl_ceiling.py"),
-        settings=LDPDL["student"],
-        loss=LDPDL["loss"],
-        queries=LDPDL["queries_per_iteration"] * LDPDL["iterations"],
+        settings=D.LDPDL["student"],
+        loss=D.LDPDL["loss"],
+        queries=D.LDPDL["queries_per_iteration"] * D.LDPDL["iterations"],
         seed=lambda wc: seed_of(wc.scenario),
-        device=LDPDL["device"],
-        precision=LDPDL["precision"],
+        device=D.LDPDL["device"],
+        precision=D.LDPDL["precision"],
         preset=config["preset"],
         randomness=config["privacy"]["randomness"],
     script:
@@ -227,7 +231,7 @@ rule table_ldpdl:
     input:
         [
             e[k]
-            for e in ldpdl_table_entries()
+            for e in D.ldpdl.table_entries()
             for k in (*LDPDL_TABLE_ARMS, "ceiling")
             if k in e
         ],
@@ -249,7 +253,7 @@ rule table_ldpdl:
         runtime=5,
     params:
         code=code("table_ldpdl.py"),
-        entries=ldpdl_table_entries(),
+        entries=D.ldpdl.table_entries(),
         delta_ref=config["privacy"]["delta_ref"],
     script:
         "../scripts/table_ldpdl.py"
@@ -259,11 +263,13 @@ rule figure_p004:
     input:
         unpack(
             lambda wc: (
-                {"table": res("table_ldpdl.csv")} if ldpdl_table_entries() else {}
+                {"table": res("table_ldpdl.csv")} if D.ldpdl.table_entries() else {}
             )
         ),
         lambda wc: [
-            e["path"] for e in ldpdl_figure_entries() if slug(e["dataset"]) == wc.ldset
+            e["path"]
+            for e in D.ldpdl.figure_entries()
+            if D.slug(e["dataset"]) == wc.ldset
         ],
     output:
         png=report(
@@ -287,7 +293,7 @@ rule figure_p004:
     params:
         code=code("figure_p004.py"),
         entries=lambda wc: [
-            e for e in ldpdl_figure_entries() if slug(e["dataset"]) == wc.ldset
+            e for e in D.ldpdl.figure_entries() if D.slug(e["dataset"]) == wc.ldset
         ],
     script:
         "../scripts/figure_p004.py"

@@ -12,8 +12,8 @@ wildcard_constraints:
 rule ldpfl:
     input:
         assignment=res("partitions/{scenario}/assignment.parquet"),
-        private_train=lambda wc: scenario_inputs(wc)["private_train"],
-        private_test=lambda wc: scenario_inputs(wc)["private_test"],
+        private_train=lambda wc: D.scenario_inputs(wc)["private_train"],
+        private_test=lambda wc: D.scenario_inputs(wc)["private_test"],
         test=res("partitions/{scenario}/test.parquet"),
     output:
         result=res("ldpfl/{scenario}/{flmech}/f{frac}-m{rounds}/result.json"),
@@ -26,15 +26,15 @@ rule ldpfl:
         res("benchmarks/ldpfl/{scenario}/{flmech}/f{frac}-m{rounds}.tsv")
     conda:
         "../envs/pipelib.yaml"
-    threads: LDPFL["threads"]
+    threads: D.LDPFL["threads"]
     resources:
         mem_mb=8000,
-        runtime=LDPFL["runtime"],
+        runtime=D.LDPFL["runtime"],
         gpu=LDPFL_GPUS,
     params:
         code=code("ldpfl.py"),
         settings=lambda wc: ldpfl_settings(config, wc.scenario),
-        precision=LDPFL["precision"],
+        precision=D.LDPFL["precision"],
         seed=lambda wc: seed_of(wc.scenario),
         randomness=lambda wc: (
             "none" if wc.flmech == "none" else config["privacy"]["randomness"]
@@ -50,7 +50,7 @@ rule ldpfl:
 
 rule table_ldpfl:
     input:
-        ldpfl_paths("table"),
+        D.ldpfl.paths("table"),
     output:
         report(
             res("table_ldpfl.csv"),
@@ -69,7 +69,7 @@ rule table_ldpfl:
         runtime=5,
     params:
         code=code("table_ldpfl.py"),
-        entries=[e for e in ldpfl_entries() if e["artifact"] == "table"],
+        entries=[e for e in D.ldpfl.entries() if e["artifact"] == "table"],
     script:
         "../scripts/table_ldpfl.py"
 
@@ -78,12 +78,13 @@ rule figure_p001:
     input:
         unpack(
             lambda wc: (
-                {"table": res("table_ldpfl.csv")} if ldpfl_paths("table") else {}
+                {"table": res("table_ldpfl.csv")} if D.ldpfl.paths("table") else {}
             )
         ),
-        results=lambda wc: p001_paths(wc.p001),
+        results=lambda wc: D.ldpfl.p001_paths(wc.p001),
         rounds=lambda wc: [
-            p.replace("result.json", "rounds.parquet") for p in p001_paths(wc.p001)
+            p.replace("result.json", "rounds.parquet")
+            for p in D.ldpfl.p001_paths(wc.p001)
         ],
     output:
         png=report(
@@ -108,7 +109,9 @@ rule figure_p001:
         code=code("figure_p001.py"),
         figure=lambda wc: wc.p001,
         entries=lambda wc: [
-            e for e in ldpfl_entries() if e["artifact"] in FIGURE_P001[wc.p001]
+            e
+            for e in D.ldpfl.entries()
+            if e["artifact"] in D.ldpfl.FIGURE_P001[wc.p001]
         ],
     script:
         "../scripts/figure_p001.py"

@@ -30,7 +30,7 @@ rule nfdp_sample:
 rule nfdp_ledger:
     input:
         lambda wc: [
-            f"{sample_dir(wc.scenario, wc.sampling, wc.k)}/party-{party}.ledger.json"
+            f"{D.sample_dir(wc.scenario, wc.sampling, wc.k)}/party-{party}.ledger.json"
             for party in party_ids(wc.scenario)
         ],
     output:

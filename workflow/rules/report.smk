@@ -24,7 +24,7 @@ rule partition_summary:
 
 rule privacy_ledger:
     input:
-        release_files(),
+        D.release_files(),
     output:
         report(
             res("privacy_ledger.csv"),
@@ -51,11 +51,22 @@ rule privacy_ledger:
 
 rule table2:
     input:
-        results=[f"{fedmd_dir(*row)}/result.json" for row in table2_rows()],
-        rounds=[f"{fedmd_dir(*row)}/rounds.parquet" for row in table2_rows()],
-        centralized=[f"{d}/result.json" for _, _, d in centralized_runs()],
-        repeats=[f"{fedmd_dir(*row)}/result.json" for row in table2_repeats()],
-        repeat_rounds=[f"{fedmd_dir(*row)}/rounds.parquet" for row in table2_repeats()],
+        results=[
+            f"{D.fedmd.table2_dir(*row)}/result.json" for row in D.fedmd.table2_rows()
+        ],
+        rounds=[
+            f"{D.fedmd.table2_dir(*row)}/rounds.parquet"
+            for row in D.fedmd.table2_rows()
+        ],
+        centralized=[f"{d}/result.json" for _, _, d in D.fedmd.centralized_runs()],
+        repeats=[
+            f"{D.fedmd.table2_dir(*row)}/result.json"
+            for row in D.fedmd.table2_repeats()
+        ],
+        repeat_rounds=[
+            f"{D.fedmd.table2_dir(*row)}/rounds.parquet"
+            for row in D.fedmd.table2_repeats()
+        ],
     output:
         csv=report(
             res("table2.csv"), caption="../report/table2.rst", category="Paper 002"
@@ -75,19 +86,19 @@ rule table2:
         code=code("table2.py"),
         delta_ref=config["privacy"]["delta_ref"],
         datasets={
-            label: {**spec, "party_archs": party_archs(spec["scenario"])}
-            for label, spec in TABLE2.items()
+            label: {**spec, "party_archs": D.fedmd.party_archs(spec["scenario"])}
+            for label, spec in D.TABLE2.items()
         },
-        rows=table2_rows(),
-        centralized=[(label, arch) for label, arch, _ in centralized_runs()],
-        repeats=[(label, run) for label, run, _ in table2_repeats()],
+        rows=D.fedmd.table2_rows(),
+        centralized=[(label, arch) for label, arch, _ in D.fedmd.centralized_runs()],
+        repeats=[(label, run) for label, run, _ in D.fedmd.table2_repeats()],
     script:
         "../scripts/table2.py"
 
 
 rule table_rknn:
     input:
-        [f"{d}/result.json" for _, d in rknn_rows()],
+        [f"{d}/result.json" for _, d in D.distill.rknn_rows()],
     output:
         report(
             res("table_rknn.csv"),
@@ -107,14 +118,14 @@ rule table_rknn:
     params:
         code=code("table_rknn.py"),
         delta_ref=config["privacy"]["delta_ref"],
-        labels=[row["dataset"] for row, _ in rknn_rows()],
+        labels=[row["dataset"] for row, _ in D.distill.rknn_rows()],
     script:
         "../scripts/table_rknn.py"
 
 
 rule compare:
     input:
-        result_files(),
+        D.result_files(),
     output:
         report(
             res("compare.csv"), caption="../report/compare.rst", category="All methods"
@@ -138,7 +149,7 @@ rule compare:
 
 rule claims:
     input:
-        unpack(lambda wc: claim_sources()),
+        unpack(lambda wc: D.claim_sources()),
     output:
         report(res("claims.csv"), caption="../report/claims.rst", category="Claims"),
     log:
@@ -181,7 +192,7 @@ rule reproduction_figure:
 
 rule reproduction_page:
     input:
-        unpack(page_inputs),
+        unpack(D.page_inputs),
     output:
         f"docs/reproduction/{config['preset']}/{{page}}.md",
     log:
@@ -189,7 +200,7 @@ rule reproduction_page:
     benchmark:
         res("benchmarks/reproduction_page/{page}.tsv")
     wildcard_constraints:
-        page="|".join(PAGES + EXTRA_PAGES),
+        page="|".join(D.PAGES + D.EXTRA_PAGES),
     conda:
         "../envs/pipelib.yaml"
     threads: 1
@@ -201,7 +212,7 @@ rule reproduction_page:
         preset=config["preset"],
         audit_fractions=config["audit"]["fractions"],
         commands={
-            name: preset_command(target)
+            name: D.preset_command(target)
             for name, target in page_command_targets(res, config["preset"]).items()
         },
     script:

@@ -6,7 +6,7 @@
 rule train_encoder:
     input:
         unpack(public_inputs),
-        base=encoder_base_models,
+        base=D.distill.encoder_base_models,
     output:
         model=res("represent/{scenario}/{encoder}/encoder.pt"),
     log:
@@ -15,18 +15,18 @@ rule train_encoder:
         res("benchmarks/train_encoder/{scenario}/{encoder}.tsv")
     conda:
         "../envs/pipelib.yaml"
-    threads: RKNN["threads"]
+    threads: D.RKNN["threads"]
     resources:
         mem_mb=8000,
-        runtime=RKNN["runtime"],
+        runtime=D.RKNN["runtime"],
         gpu=RKNN_GPUS,
     params:
         code=code("train_encoder.py"),
-        settings=encoder_settings,
+        settings=D.distill.encoder_settings,
         seed=lambda wc: seed_of(wc.scenario),
-        device=RKNN["device"],
-        precision=RKNN["precision"],
-        checkpoint=lambda wc: f"{represent_dir(wc.scenario, wc.encoder)}/encoder.resume.pt",
+        device=D.RKNN["device"],
+        precision=D.RKNN["precision"],
+        checkpoint=lambda wc: f"{D.distill.represent_dir(wc.scenario, wc.encoder)}/encoder.resume.pt",
     script:
         "../scripts/train_encoder.py"
 
@@ -34,7 +34,7 @@ rule train_encoder:
 rule embed_public:
     input:
         unpack(public_inputs),
-        model=encoder_model,
+        model=D.distill.encoder_model,
     output:
         res("represent/{scenario}/{encoder}/public.npy"),
     log:
@@ -43,14 +43,14 @@ rule embed_public:
         res("benchmarks/embed_public/{scenario}/{encoder}.tsv")
     conda:
         "../envs/pipelib.yaml"
-    threads: RKNN["threads"]
+    threads: D.RKNN["threads"]
     resources:
         mem_mb=8000,
         runtime=60,
     params:
         code=code("embed_public.py"),
-        settings=encoder_settings,
-        device=RKNN["device"],
+        settings=D.distill.encoder_settings,
+        device=D.RKNN["device"],
     script:
         "../scripts/embed_public.py"
 
@@ -59,7 +59,7 @@ rule embed_party:
     input:
         # the party embeds its own images with the public encoder
         party=lambda wc: party_table(wc.scenario, wc.party),
-        model=encoder_model,
+        model=D.distill.encoder_model,
     output:
         res("represent/{scenario}/{encoder}/party-{party}.npy"),
     log:
@@ -74,8 +74,8 @@ rule embed_party:
         runtime=60,
     params:
         code=code("embed_party.py"),
-        settings=encoder_settings,
-        device=RKNN["device"],
+        settings=D.distill.encoder_settings,
+        device=D.RKNN["device"],
     script:
         "../scripts/embed_party.py"
 
@@ -99,7 +99,7 @@ rule cluster:
     params:
         code=code("cluster.py"),
         seed=lambda wc: seed_of(wc.scenario),
-        iterations=RKNN["kmeans_iterations"],
-        starts=RKNN["kmeans_starts"],
+        iterations=D.RKNN["kmeans_iterations"],
+        starts=D.RKNN["kmeans_starts"],
     script:
         "../scripts/cluster.py"
