@@ -162,7 +162,7 @@ def test_the_loop_ablation_rows_settings_and_inputs():
         "optimizers": "per_phase",
         "bn_momentum": 0.01,
     }
-    settings = d.ablation.settings("fedmd_code")
+    settings = d.fedmd.settings(Wildcards(scenario="cifar_iid", variant="fedmd_code", run="np"))
     assert settings["optimizers"] == "per_phase" and settings["rounds"] == 2 and settings["public_per_round"] == 200
     assert not {"name", "sampling", "datasets", "k"} & set(settings)
     wc = Wildcards(scenario="cifar_iid", variant="fedmd_code", run="nfdp-with_replacement-k16")
@@ -189,3 +189,21 @@ def test_an_ablation_variant_outside_the_ablations_rows_is_refused():
     text = str(err.value)
     assert "'shared_adam' named twice" in text and "[60] not in paper002.ablation.k [16]" in text
     assert "['MNIST'] not among the table2 datasets (FEMNIST, CIFAR-10)" in text
+
+
+def test_a_budget_point_sets_the_rules_settings_and_the_planned_work_alike(tmp_path):
+    """pipelib.config.fedmd_settings is the one place a budget point or a loop variant overrides FedMD's settings:
+    the rule's params (D.fedmd.settings) and the planned work (pipelib.work.fedmd) read the same values."""
+    from pipelib import work
+    from pipelib.config import scenarios
+
+    d = design("tiny")
+    wc = {"scenario": "cifar_iid", "answer": "logits", "rounds": "5", "q": "300", "pe": "1", "run": "np"}
+    s = d.fedmd.settings(Wildcards(wc))
+    assert (s["answer"], s["rounds"], s["public_per_round"]) == ("logits", 5, 300) and "pretrain" not in s
+    sizes = work.Sizes({**d.config, "scenarios": scenarios(d.config)}, str(tmp_path))
+    base = {**wc, "rounds": "1", "q": "300"}
+    digest = s["digest_epochs"] * 300 * len(sizes.parties("cifar_iid")[0])  # one round's digest passes
+    assert work.fedmd(wc, sizes).total - work.fedmd(base, sizes).total >= 4 * digest
+    archs = d.fedmd.party_archs("cifar_iid")
+    assert archs == [d.FEDMD["architectures"][i % len(d.FEDMD["architectures"])] for i in range(len(archs))]

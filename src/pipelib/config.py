@@ -412,6 +412,34 @@ def ldpfl_settings(config: dict, scenario: str) -> dict:
     }
 
 
+# a loop-ablation variant's keys that choose its rows and inputs rather than FedMD's settings
+ABLATION_SCOPE = ("name", "k", "datasets", "sampling")
+
+
+def party_archs(architectures: list[str], parties: int) -> list[str]:
+    """Each party's architecture: FedMD's list, cycled (party i trains architectures[i mod its length])."""
+    return [architectures[i % len(architectures)] for i in range(parties)]
+
+
+def fedmd_settings(config: dict, wildcards: dict) -> dict:
+    """FedMD's settings of one job, for its rule's params and its planned work alike: the preset's ``fedmd``
+    (less pre-training, the centralized baseline, runtime and compare, which act through their own files),
+    with its path's answer type; at its path's budget point (``rounds``, ``q``: the budget ablation); or at
+    the loop ablation's budget with the overrides of its path's ``variant``."""
+    f = config["fedmd"]
+    settings = {k: v for k, v in f.items() if k not in ("pretrain", "centralized", "runtime", "compare")}
+    if "answer" in wildcards:
+        settings["answer"] = wildcards["answer"]
+    if "rounds" in wildcards:
+        settings.update(rounds=int(wildcards["rounds"]), public_per_round=int(wildcards["q"]))
+    if "variant" in wildcards:
+        ablation = config["paper002"]["ablation"]
+        variant = next(v for v in ablation["variants"] if v["name"] == wildcards["variant"])
+        settings.update(rounds=ablation["budget"][0], public_per_round=ablation["budget"][1])
+        settings.update({k: v for k, v in variant.items() if k not in ABLATION_SCOPE})
+    return settings
+
+
 def ldpfl_compare_runs(config: dict) -> list[tuple[str, float | None]]:
     """(scenario, epsilon) of every LDP-FL run on another method's split (``ldpfl.compare``) that
     ``run.scenarios`` keeps: noise-free FedAvg (epsilon None), then the adaptive range at each epsilon."""

@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .config import ldpfl_settings
+from .config import fedmd_settings, ldpfl_settings, party_archs
 from .runs import FedmdRun
 
 # Offline copies' split sizes (../shared/data), used before a dataset is ingested; and image shapes.
@@ -126,20 +126,12 @@ def fedmd(wc: dict, sizes: Sizes) -> Work:
     """A FedMD row: every party's initial training, then each round's digest of the public queries, its
     revisit of its own records, its answers and its evaluation (``rounds`` and ``q`` in the path: the budget
     ablation's rounds and public queries per round; ``variant``: the loop ablation's, at its budget)."""
-    w, f, sc = Work(), sizes.config["fedmd"], sizes.scenario(wc["scenario"])
-    if "rounds" in wc:
-        f = {**f, "rounds": int(wc["rounds"]), "public_per_round": int(wc["q"])}
-    if "variant" in wc:
-        ablation = sizes.config["paper002"]["ablation"]
-        rounds, queries, _ = ablation["budget"]
-        variant = next(v for v in ablation["variants"] if v["name"] == wc["variant"])
-        f = {**f, "rounds": rounds, "public_per_round": queries, **{k: v for k, v in variant.items() if k != "k"}}
+    w, f, sc = Work(), fedmd_settings(sizes.config, wc), sizes.scenario(wc["scenario"])
     shape = SHAPES[sc["public"]]
     ns, w.estimated = sizes.parties(wc["scenario"])
     run = FedmdRun.parse(wc["run"])
     test = sizes.test(wc["scenario"])
-    for i, n in enumerate(ns):
-        arch = f["architectures"][i % len(f["architectures"])]
+    for arch, n in zip(party_archs(f["architectures"], len(ns)), ns):
         n = run.k if run.kind == "nfdp" else n
         w.add(arch, shape, f["init_batch"], f["init_epochs"] * n)
         w.add(arch, shape, f["digest_batch"], f["rounds"] * f["digest_epochs"] * f["public_per_round"])

@@ -82,7 +82,7 @@ rule fedmd:
         gpu=TRAIN_GPUS,
     params:
         code=code("fedmd.py"),
-        fedmd=lambda wc: {**D.fedmd.params(), "answer": wc.answer},
+        fedmd=D.fedmd.settings,
         archs=lambda wc: sorted(set(D.fedmd.party_archs(wc.scenario))),
         n_public_classes=lambda wc: raw.dataset(
             SCENARIOS[wc.scenario]["public"]
@@ -140,12 +140,7 @@ use rule fedmd as fedmd_budget with:
         res(f"benchmarks/{BUDGET_RUN}.tsv")
     params:
         code=code("fedmd.py"),
-        fedmd=lambda wc: {
-            **D.fedmd.params(),
-            "answer": wc.answer,
-            "rounds": int(wc.rounds),
-            "public_per_round": int(wc.q),
-        },
+        fedmd=D.fedmd.settings,
         archs=lambda wc: sorted(set(D.fedmd.party_archs(wc.scenario))),
         n_public_classes=lambda wc: raw.dataset(
             SCENARIOS[wc.scenario]["public"]
@@ -214,7 +209,7 @@ use rule fedmd as fedmd_ablation with:
         res("benchmarks/fedmd_ablation/{scenario}/{variant}/{run}.tsv")
     params:
         code=code("fedmd.py"),
-        fedmd=lambda wc: D.ablation.settings(wc.variant),
+        fedmd=D.fedmd.settings,
         archs=lambda wc: sorted(set(D.fedmd.party_archs(wc.scenario))),
         n_public_classes=lambda wc: raw.dataset(
             SCENARIOS[wc.scenario]["public"]

@@ -7,9 +7,6 @@ from __future__ import annotations
 from ..runs import BudgetPoint, FedmdRun
 from .part import Part
 
-# a loop-ablation variant's keys that choose its rows and inputs rather than FedMD's settings
-SCOPE = ("name", "k", "datasets", "sampling")
-
 
 class AblationDesign(Part):
     """FedMD rows at other budgets and under variants of the loop, on Table 2's samples and models."""
@@ -59,13 +56,6 @@ class AblationDesign(Part):
     def variant(self, name):
         """paper002.ablation's variant ``name`` (its entry: name, settings, scope)."""
         return next(v for v in self.d.P002["ablation"]["variants"] if v["name"] == name)
-
-    def settings(self, variant):
-        """FedMD's settings of a loop-ablation variant: the preset's, at the ablation's budget, with the
-        variant's overrides (its ``sampling`` acts through its inputs; ``k`` and ``datasets`` choose its rows)."""
-        rounds, queries, _ = self.d.P002["ablation"]["budget"]
-        overrides = {k: v for k, v in self.variant(variant).items() if k not in SCOPE}
-        return {**self.d.fedmd.params(), "rounds": rounds, "public_per_round": queries, **overrides}
 
     def pooled_result(self, scenario, sampling, k, pretrain_epochs, epochs, arch):
         """The pooled ceiling of an NFDP row: ``arch`` trained on the union of its parties' samples."""

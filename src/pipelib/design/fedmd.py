@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import vocab
-from ..config import fedmd_compare_runs, party_variant, replicate
+from ..config import fedmd_compare_runs, fedmd_settings, party_archs, party_variant, replicate
 from ..data import ingest as raw
 from ..runs import FedmdRun
 from .part import DesignError, Part
@@ -69,8 +69,7 @@ class FedmdDesign(Part):
         return raw.dataset(sc["public"]).classes + len(self.d.config["tasks"][sc["task"]]["classes"])
 
     def party_archs(self, scenario):
-        archs = self.d.FEDMD["architectures"]
-        return [archs[i % len(archs)] for i in self.d.party_ids(scenario)]
+        return party_archs(self.d.FEDMD["architectures"], self.d.SCENARIOS[scenario]["parties"])
 
     def pretrained(self, scenario, arch, epochs=None):
         """The shared initialization of ``arch`` for ``scenario``: trained on the public dataset's train
@@ -112,9 +111,10 @@ class FedmdDesign(Part):
             inputs["ledger"] = f"{self.d.sample_dir(scenario, *run.sample)}/ledger.csv"
         return inputs
 
-    def params(self):
-        """The FedMD knobs a row depends on (pre-training and centralized settings act through their own files)."""
-        return {k: v for k, v in self.d.FEDMD.items() if k not in ("pretrain", "centralized", "runtime", "compare")}
+    def settings(self, wildcards):
+        """FedMD's settings of a job from its path (pipelib.config.fedmd_settings: its answer type, budget point
+        or loop-ablation variant)."""
+        return fedmd_settings(self.d.config, dict(wildcards.items()))
 
     def table2_rows(self):
         """(dataset label, run) of every FedMD row of results/table2.csv."""

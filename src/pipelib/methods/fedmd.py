@@ -29,6 +29,7 @@ import pyarrow as pa
 import torch
 import torch.nn.functional as F
 
+from ..config import party_archs
 from ..data.loaders import load_labelled, load_public
 from ..io import atomic_path, read_csv, read_rows, write_json, write_table
 from ..job import Job
@@ -343,7 +344,7 @@ def run_row(job: Job, cfg: dict, *, models: dict, n_public_classes: int) -> dict
     x_pub, pub_meta = load_public(job.input["public"], dev)
     x_test, y_test, test_meta = load_labelled(job.input["test"], dev, offset=n_public_classes)
     n_classes = n_public_classes + len(test_meta["task_classes"])
-    archs = [cfg["architectures"][i % len(cfg["architectures"])] for i in range(len(party_paths))]
+    archs = party_archs(cfg["architectures"], len(party_paths))
     ns = [read_rows(p) for p in party_paths]  # records each party trains on
 
     extra = {
