@@ -177,11 +177,11 @@ def test_every_page_is_registered_once_and_its_commands_exist():
     """pipelib.report.registry: each page names tables it reads, a function of pipelib.report.pages, and
     commands for targets that exist (a table's CSV or an own-command page); the design's page lists are the
     registry's."""
-    from pipelib import design
     from pipelib.report import pages, registry
 
-    assert design.PAGES + design.EXTRA_PAGES == tuple(registry.PAGES)
-    assert design.EXTRA_PAGES == ("fedmd_budget", "fedmd_ablation")
+    assert registry.default_pages() + registry.own_command_pages() == tuple(registry.PAGES)
+    assert registry.own_command_pages() == ("fedmd_budget", "fedmd_ablation")
+    assert {registry.page_module(name) for name in registry.PAGES} == {"pipelib.report.registry"}
     targets = registry.command_targets(lambda p: f"results/{p}", "reduced")
     assert targets["fedmd_ablation"] == "docs/reproduction/reduced/fedmd_ablation.md"
     assert targets["table3"] == "results/table3.csv" and set(targets) >= {"table2", "compare", "claims"}

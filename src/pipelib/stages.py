@@ -3,9 +3,10 @@ model, the training work it plans, and which of its outputs leave a party or hol
 
 :mod:`pipelib.boundary` takes its role table from here and :mod:`pipelib.plan` its planned work, so neither
 branches per method.  A method is one :class:`Method`: its run record (:mod:`pipelib.runs`) and its
-:class:`Stage` s.  Adding a method adds one ``Method`` (``register`` it, or list it in ``METHODS``), one rule
-file, one script and its method module (docs/development.md, "Adding a method"); ``tests/test_stages.py``
-adds a toy one.  Light: no torch.
+:class:`Stage` s; its paths and tables are its part of :mod:`pipelib.design`, its pages entries of
+:mod:`pipelib.report.registry`.  ``tests/test_stages.py`` registers a toy method here, and
+``tests/test_toy_method.py`` runs a toy paper method with a table and a page through Snakemake from four
+files (docs/development.md, "Adding a method", counts what a real method touches).  Light: no torch.
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from pipelib.privacy.nfdp import STRATIFIED
 from pipelib import provenance
 from pipelib.provenance import code_digest
 from pipelib.report.registry import command_targets as page_command_targets
+from pipelib.report.registry import page_module
 from pipelib.runs import FEDMD_RUN, LDPDL_RUN, LDPDL_WILDCARDS, LDPFL_RUN, PATE_RUN
 from pipelib.runs import PATE_TEACHERS, TEACHER_RUN, AuditRun, FedmdRun
 from pipelib.runs import BUDGET_WILDCARDS, BudgetPoint

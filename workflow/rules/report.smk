@@ -209,6 +209,7 @@ rule reproduction_page:
         runtime=5,
     params:
         code=code("reproduction_page.py"),
+        module=lambda wc: page_module(wc.page),
         preset=config["preset"],
         audit_fractions=config["audit"]["fractions"],
         commands={

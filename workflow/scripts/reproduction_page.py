@@ -2,6 +2,7 @@
 generated from the results by its entry in pipelib.report.registry; its figures are copied beside it by
 rule reproduction_figure."""
 
+import importlib
 from pathlib import Path
 
 from pipelib.logs import to_log
@@ -11,6 +12,7 @@ from pipelib.report import pages  # noqa: E402
 from pipelib.report.registry import PAGES, PageInputs  # noqa: E402
 
 i, p, name = snakemake.input, snakemake.params, snakemake.wildcards.page
+importlib.import_module(p.module)  # the module that registered the page (a method's own, or the registry)
 page = PAGES[name]
 inputs = PageInputs(
     tables={t: i[t] if t in i.keys() else None for t in page.tables},

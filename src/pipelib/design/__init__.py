@@ -30,12 +30,7 @@ from .ldpdl import LDPDL_TABLE_ARMS, LdpdlDesign
 from .ldpfl import LdpflDesign
 from .part import DesignError, Part
 
-__all__ = ["PARTS", "Design", "DesignError", "LDPDL_TABLE_ARMS", "Part", "register_part"]
-
-PAGES = default_pages()  # the reproduction pages (pipelib.report.registry), in the default target
-# Pages of their own command, not made by the default target (FedMD's budget and loop ablations: hours of CPU at
-# the paper's size)
-EXTRA_PAGES = own_command_pages()
+__all__ = ["PARTS", "Design", "DesignError", "LDPDL_TABLE_ARMS", "Part"]
 
 # Every method's part, by its name in the rules (D.<name>); in the order of the result rows of compare.csv
 PARTS: dict[str, type[Part]] = {
@@ -49,19 +44,10 @@ PARTS: dict[str, type[Part]] = {
 }
 
 
-def register_part(name: str, part: type[Part]) -> type[Part]:
-    """Add a method's part (``D.<name>`` in the rules of every Design built after); its name must be new."""
-    if name in PARTS or hasattr(Design, name):
-        raise ValueError(f"design part {name!r}: the name is taken")
-    PARTS[name] = part
-    return part
-
-
 class Design:
     """Everything a validated ``config`` asks the workflow to make (its ``scenarios`` resolved: variants for
     other numbers of parties, repeats, audited canaries)."""
 
-    PAGES, EXTRA_PAGES = PAGES, EXTRA_PAGES
     fedmd: FedmdDesign
     ablation: AblationDesign
     distill: DistillDesign
@@ -83,9 +69,29 @@ class Design:
         # PATE's student, device and delta: LDP-DL's (paper 004 compares them on the same student)
         keys = ("student", "loss", "device", "precision", "threads", "runtime")
         self.PATE = {**{k: self.LDPDL[k] for k in keys}, "delta": self.LDPDL["pate_delta"]}
-        self.parts = {name: part(self) for name, part in PARTS.items()}
-        for name, part in self.parts.items():
-            setattr(self, name, part)
+        self.parts: dict[str, Part] = {}
+        for name, part in PARTS.items():
+            self.add(name, part)
+
+    def add(self, name: str, part: type[Part]) -> Part:
+        """Attach a method's part as ``self.<name>`` (a method's rule file may add its own: the aggregates
+        built after include it)."""
+        if name in self.parts or hasattr(type(self), name) and name not in PARTS:
+            raise DesignError(f"design part {name!r}: the name is taken")
+        self.parts[name] = part(self)
+        setattr(self, name, self.parts[name])
+        return self.parts[name]
+
+    @property
+    def PAGES(self):
+        """The reproduction pages of the default target (pipelib.report.registry), in their order."""
+        return default_pages()
+
+    @property
+    def EXTRA_PAGES(self):
+        """Pages of their own command, not in the default target (FedMD's budget and loop ablations: hours
+        of CPU at the paper's size)."""
+        return own_command_pages()
 
     def seed_of(self, scenario):
         """A scenario's seed: its own, else the master seed (a variant has its base scenario's)."""

@@ -123,6 +123,19 @@ PAGES: dict[str, Page] = {
 }
 
 
+def register_page(name: str, page: Page) -> Page:
+    """Add a page (a method's module registers its own when imported); its name must be new."""
+    if name in PAGES:
+        raise ValueError(f"page {name!r} is registered already")
+    PAGES[name] = page
+    return page
+
+
+def page_module(name: str) -> str:
+    """The module that registered page ``name`` (its page job imports it before it looks the page up)."""
+    return PAGES[name].make.__module__
+
+
 def default_pages() -> tuple[str, ...]:
     """The pages the default target makes, in the order they are listed."""
     return tuple(name for name, page in PAGES.items() if not page.own_command)
