@@ -39,3 +39,31 @@ def test_the_floor_is_measured_in_a_fresh_interpreter_and_a_job_without_training
     light, heavy = plan.measure_floor("light"), plan.measure_floor("training")
     assert 0 < light < heavy
     assert "torch" not in plan.FLOOR_IMPORTS["light"]
+
+
+def test_each_stage_is_timed_at_its_own_methods_device_and_threads(tmp_path):
+    """A stage's work is timed on its method's device (pipelib.stages: the config section a rule trains with)
+    at its jobs' threads; the wall time spreads each stage over the cores at its own threads, and the CPU
+    stop weighs only the stages that train on the CPU."""
+    from pipelib import stages
+
+    config = validate(load(REPO / "config.yaml", REPO / "presets/tiny.yaml"))
+    trains = [rule for rule, s in stages.stages().items() if s.work is not None]
+    wc = {"teacher": "pate-T8-q40", "scenario": "ldpdl_mnist"}
+    sections = {rule: stages.settings_section(rule, wc) for rule in trains}
+    assert all(section in config and "device" in config[section] for section in sections.values()), sections
+    assert sections["ldpdl_student"] == sections["distill_student"] == "ldpdl" and sections["fedmd"] == "fedmd"
+    assert stages.settings_section("distill_student", {"teacher": "rknn-hog-s20-k1"}) == "rknn"
+
+    runs = {**config, "scenarios": scenarios(config)}
+    train = ("pretrain", {"public": "mnist", "arch": config["fedmd"]["architectures"][0], "n_classes": 16}, 3)
+    p = plan.make_plan([train], runs, str(tmp_path), cores=6, throughput=FakeThroughput())
+    assert p.stages["pretrain"][4:] == ["cpu", 3]  # the job's own threads
+    assert p.wall_seconds == pytest.approx(p.stages["pretrain"][2] / 2 + 2.0 / (6 // config["fedmd"]["threads"]))
+
+    mixed = plan.Plan(
+        {"a": [1, 10, 100.0, False, "cuda", 1], "b": [1, 10, 50.0, False, "cpu", 2]}, "cuda", "x", 4, 2, (2, 10.0)
+    )
+    assert mixed.wall_seconds == pytest.approx(100 / 4 + 50 / 2 + 10 / 2)
+    assert mixed.cpu_wall_seconds == pytest.approx(50 / 2)  # a GPU run's start-ups are not the CPU's work
+    assert plan.cpu_too_long(mixed, 20 / 3600) and not plan.cpu_too_long(mixed, 30 / 3600)

@@ -172,8 +172,8 @@ class Throughput:
 
 @dataclass
 class Plan:
-    stages: dict  # rule -> [jobs, image-passes, job-seconds, estimated]
-    device: str
+    stages: dict  # rule -> [jobs, image-passes, job-seconds, estimated, device type, threads per job]
+    device: str  # the default device (FedMD's): the hardware line names it
     hardware: str
     cores: int
     threads: int
@@ -183,15 +183,27 @@ class Plan:
     def job_seconds(self) -> float:
         return sum(s[2] for s in self.stages.values()) + self.floor[1]
 
+    def _wall(self, on: str | None = None) -> float:
+        """Job time spread over the cores, each stage at its own threads per job (an estimate: the DAG's
+        order may leave cores idle); ``on``: only the stages on that device type (and the start-ups where the
+        default device is that type)."""
+        slots = lambda threads: max(1, self.cores // max(1, threads))  # noqa: E731
+        stages = [s for s in self.stages.values() if on is None or s[4] == on]
+        floor = self.floor[1] if on in (None, self.device) else 0.0
+        return sum(s[2] / slots(s[5]) for s in stages) + floor / slots(self.threads)
+
     @property
     def wall_seconds(self) -> float:
-        """Job time spread over the cores, at ``threads`` per job (an estimate: the DAG's order may
-        leave cores idle)."""
-        return self.job_seconds / max(1, self.cores // max(1, self.threads))
+        return self._wall()
+
+    @property
+    def cpu_wall_seconds(self) -> float:
+        """The wall time of the stages that train on the CPU (what the CPU stop weighs)."""
+        return self._wall("cpu")
 
     def table(self) -> str:
         lines = [f"  {'stage':<18}{'jobs':>6}{'image-passes':>16}{'est. job time':>16}"]
-        for rule, (jobs, passes, seconds, estimated) in self.stages.items():
+        for rule, (jobs, passes, seconds, estimated, *_) in self.stages.items():
             mark = " (party sizes estimated)" if estimated else ""
             lines.append(f"  {rule:<18}{jobs:>6}{passes:>16,.0f}{duration(seconds):>16}{mark}")
         if self.floor[0]:
@@ -214,32 +226,47 @@ def duration(seconds: float) -> str:
     return f"{seconds / 86400:.1f} days"
 
 
-def make_plan(jobs: list[tuple[str, dict]], config: dict, results_dir: str, cores: int, throughput=None) -> Plan:
-    """The plan of the training jobs among ``jobs`` ((rule, wildcards) of every job that will run)."""
+def make_plan(jobs: list[tuple], config: dict, results_dir: str, cores: int, throughput=None) -> Plan:
+    """The plan of the training jobs among ``jobs`` ((rule, wildcards) or (rule, wildcards, threads) of every
+    job that will run): each stage's work timed on its own method's device (pipelib.stages, ``settings``) at
+    its jobs' threads (else its section's); ``throughput`` (one for every stage) replaces the measurement."""
     from .train import loop
 
-    device = loop.pick_device(config["fedmd"]["device"])
-    threads = config["fedmd"]["threads"]
-    throughput = throughput or Throughput(device, threads)
+    device, threads = loop.pick_device(config["fedmd"]["device"]), config["fedmd"]["threads"]
+    default = throughput or Throughput(device, threads)
+    measured: dict = {}
+
+    def speed(rule: str, wc: dict, job_threads: int | None):
+        section = config[stages.settings_section(rule, wc) or "fedmd"]
+        dev, n = loop.pick_device(section["device"]), int(job_threads or section.get("threads", 1))
+        if throughput is not None or (dev, n) == (device, threads):
+            return default, dev.type, n
+        if (dev.type, n) not in measured:
+            measured[dev.type, n] = Throughput(dev, n)
+        return measured[dev.type, n], dev.type, n
+
     per_rule: dict = {}
     floor = 0.0
-    for rule, wc in jobs:
+    for rule, wc, *job_threads in jobs:
         work = job_work(rule, wc, config, results_dir)
-        floor += throughput.floor("light" if work is None or not work.passes else "training")
+        floor += default.floor("light" if work is None or not work.passes else "training")
         if work is None or not work.passes:
             continue
-        seconds = sum(n / throughput(arch, shape, batch) for (arch, shape, batch), n in work.passes.items())
-        entry = per_rule.setdefault(rule, [0, 0.0, 0.0, False])
+        rate, dev_type, n = speed(rule, wc, job_threads[0] if job_threads else None)
+        seconds = sum(k / rate(arch, shape, batch) for (arch, shape, batch), k in work.passes.items())
+        entry = per_rule.setdefault(rule, [0, 0.0, 0.0, False, dev_type, n])
         entry[0] += 1
         entry[1] += work.total
         entry[2] += seconds
         entry[3] |= work.estimated
+    if measured:  # the default's thread setting again, for whatever this process trains next
+        loop.set_threads(threads)
     return Plan(per_rule, device.type, loop.hardware(device), cores, threads, (len(jobs), floor))
 
 
 def cpu_too_long(plan: Plan, max_cpu_hours: float) -> bool:
     """Whether a CPU run exceeds the limit (0: no limit)."""
-    return plan.device == "cpu" and max_cpu_hours > 0 and plan.wall_seconds > max_cpu_hours * 3600
+    return max_cpu_hours > 0 and plan.cpu_wall_seconds > max_cpu_hours * 3600
 
 
 def stop_message(plan: Plan, config: dict) -> str:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import work
-from .runs import AuditRun, DistillRun, DpsgdRun, FedmdRun, LdpdlRun, LdpflRun, PateRun, RknnRun
+from .runs import AuditRun, DistillRun, DpsgdRun, FedmdRun, LdpdlRun, LdpflRun, PateRun, RknnRun, teacher_run
 
 ROLE_NAMES = (
     "dealer",
@@ -39,7 +39,9 @@ class Stage:
     training work, ``(wildcards, work.Sizes) -> work.Work | None`` (None: it trains nothing).  ``releases``:
     a party job's outputs that may leave the party (privatized releases and their guarantees).
     ``private``: outputs of a federation or baseline job that hold private state (final models).
-    ``private_source``: its outputs are private whatever its role (the LDP-DL teachers)."""
+    ``private_source``: its outputs are private whatever its role (the LDP-DL teachers).  ``settings``: for
+    a rule that trains, the config section whose ``device`` its jobs train on (a function of the wildcards
+    where it depends on the run); the plan times its work on that device at the job's threads."""
 
     rule: str
     role: str
@@ -47,6 +49,7 @@ class Stage:
     releases: str | None = None
     private: str | None = None
     private_source: bool = False
+    settings: str | Callable | None = None
 
     def __post_init__(self):
         if self.role not in ROLE_NAMES:
@@ -67,6 +70,11 @@ def _report(*rules: str) -> tuple[Stage, ...]:
 
 
 METHODS: dict[str, Method] = {}
+
+
+def _student_settings(wildcards: dict) -> str:
+    """The distillation student's device: reverse k-NN's section, or LDP-DL's for PATE (one student)."""
+    return "ldpdl" if teacher_run(wildcards["teacher"]).kind == "pate" else "rknn"
 
 
 def register(method: Method) -> Method:
@@ -99,11 +107,11 @@ for _m in (
         "public",
         None,
         (
-            Stage("pretrain", "public", work.pretrain),
-            Stage("pretrain_pool", "public", work.pretrain_pool),
-            Stage("pretrain_epochs", "public", work.pretrain),
-            Stage("train_encoder", "public", work.train_encoder),
-            Stage("embed_public", "public", work.embed_public),
+            Stage("pretrain", "public", work.pretrain, settings="fedmd"),
+            Stage("pretrain_pool", "public", work.pretrain_pool, settings="fedmd"),
+            Stage("pretrain_epochs", "public", work.pretrain, settings="fedmd"),
+            Stage("train_encoder", "public", work.train_encoder, settings="rknn"),
+            Stage("embed_public", "public", work.embed_public, settings="rknn"),
             Stage("cluster", "public"),
         ),
     ),
@@ -112,9 +120,9 @@ for _m in (
         FedmdRun,
         (
             Stage("nfdp_sample", "party", releases=r"\.ledger\.json$"),
-            Stage("fedmd", "federation", work.fedmd, private=r"/models\.pt$"),
-            Stage("fedmd_budget", "federation", work.fedmd, private=r"/models\.pt$"),
-            Stage("fedmd_ablation", "federation", work.fedmd, private=r"/models\.pt$"),
+            Stage("fedmd", "federation", work.fedmd, private=r"/models\.pt$", settings="fedmd"),
+            Stage("fedmd_budget", "federation", work.fedmd, private=r"/models\.pt$", settings="fedmd"),
+            Stage("fedmd_ablation", "federation", work.fedmd, private=r"/models\.pt$", settings="fedmd"),
             *_report(
                 "nfdp_ledger", "table2", "table3", "table4", "table5", "table_fedmd_budget", "table_fedmd_ablation"
             ),
@@ -126,11 +134,11 @@ for _m in (
         "centralized",
         None,
         (
-            Stage("centralized", "baseline", work.centralized, private=r"/model\.pt$"),
-            Stage("centralized_pooled", "baseline", work.centralized, private=r"/model\.pt$"),
+            Stage("centralized", "baseline", work.centralized, private=r"/model\.pt$", settings="fedmd"),
+            Stage("centralized_pooled", "baseline", work.centralized, private=r"/model\.pt$", settings="fedmd"),
         ),
     ),
-    Method("dpsgd", DpsgdRun, (Stage("dpsgd", "baseline", work.dpsgd),)),
+    Method("dpsgd", DpsgdRun, (Stage("dpsgd", "baseline", work.dpsgd, settings="dpsgd"),)),
     Method(  # the distillation stage: reverse k-NN's and PATE's runs (pipelib.methods.distill)
         "distill",
         DistillRun,
@@ -140,7 +148,7 @@ for _m in (
             Stage("distill_curate", "curator"),
             Stage("distill_aggregate", "server"),
             Stage("distill_label", "server"),
-            Stage("distill_student", "server", work.distill_student),
+            Stage("distill_student", "server", work.distill_student, settings=_student_settings),
         ),
     ),
     Method(
@@ -155,18 +163,22 @@ for _m in (
         "ldpdl",
         LdpdlRun,
         (
-            Stage("ldpdl_encoder", "public", work.ldpdl_encoder),
+            Stage("ldpdl_encoder", "public", work.ldpdl_encoder, settings="ldpdl"),
             Stage("ldpdl_teachers", "teachers", private_source=True),
             Stage("ldpdl_release", "owners"),
             Stage("ldpdl_plan", "server"),
-            Stage("ldpdl_student", "server", work.ldpdl_student),
-            Stage("ldpdl_ceiling", "public", work.ldpdl_ceiling),
+            Stage("ldpdl_student", "server", work.ldpdl_student, settings="ldpdl"),
+            Stage("ldpdl_ceiling", "public", work.ldpdl_ceiling, settings="ldpdl"),
             *_report("table_ldpdl", "figure_p004"),
         ),
     ),
     # PATE's teachers (rule ldpdl_teachers) vote in one job, their votes private (for the curator only)
     Method("pate", PateRun, (Stage("distill_votes", "owners", private_source=True),)),
-    Method("ldpfl", LdpflRun, (Stage("ldpfl", "federation", work.ldpfl), *_report("table_ldpfl", "figure_p001"))),
+    Method(
+        "ldpfl",
+        LdpflRun,
+        (Stage("ldpfl", "federation", work.ldpfl, settings="ldpfl"), *_report("table_ldpfl", "figure_p001")),
+    ),
     Method(
         "audit",
         AuditRun,
@@ -218,6 +230,13 @@ def run_of(rule: str, wildcards: dict):
             except KeyError:
                 return None
     return None
+
+
+def settings_section(rule: str, wildcards: dict) -> str | None:
+    """The config section whose device a job of ``rule`` trains on (None: it trains nothing)."""
+    stage = stages().get(rule)
+    section = stage.settings if stage else None
+    return section(dict(wildcards)) if callable(section) else section
 
 
 def planned_work(rule: str, wildcards: dict, sizes: work.Sizes) -> work.Work | None:

@@ -240,7 +240,7 @@ def announce_plan():
     RUN_START[0] = time.time()
     needed = list(workflow.dag.needrun_jobs())
     record = guard_inputs(needed)
-    jobs = [(job.rule.name, dict(job.wildcards)) for job in needed]
+    jobs = [(job.rule.name, dict(job.wildcards), job.threads) for job in needed]
     cores = int(workflow.resource_settings.cores or 1)
     machine = os.cpu_count() or 1
     if cores > machine:
