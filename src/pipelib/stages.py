@@ -16,7 +16,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import work
-from .runs import AuditRun, DistillRun, DpsgdRun, FedmdRun, LdpdlRun, LdpflRun, PateRun, RknnRun, teacher_run
+from .runs import (
+    AUDIT_KINDS,
+    AuditRun,
+    DistillRun,
+    DpsgdRun,
+    FedmdRun,
+    LdpdlRun,
+    LdpflRun,
+    PateRun,
+    RknnRun,
+    teacher_run,
+)
 
 ROLE_NAMES = (
     "dealer",
@@ -183,7 +194,7 @@ for _m in (
         "audit",
         AuditRun,
         (
-            *(Stage(f"audit_{k}", "audit") for k in ("distill", "validation", "fedmd", "dpsgd", "ldpfl", "ldpdl")),
+            *(Stage(f"audit_{k}", "audit") for k in AUDIT_KINDS),
             *_report("audit_table", "figure_audit"),
         ),
     ),
