@@ -421,6 +421,15 @@ def party_archs(architectures: list[str], parties: int) -> list[str]:
     return [architectures[i % len(architectures)] for i in range(parties)]
 
 
+def ldpdl_shape(config: dict, qs: str) -> tuple[int, int]:
+    """(queries per iteration, iterations) of an LDP-DL run, for its rules and its planned work.  Without AQS
+    (``qs`` random) the queries do not depend on the student, so the S x T random queries are drawn at once
+    and one student is trained on them: the same final student as T rounds of S (each retrains from scratch
+    on all queries so far)."""
+    s, t = config["ldpdl"]["queries_per_iteration"], config["ldpdl"]["iterations"]
+    return (s, t) if qs == "aqs" else (s * t, 1)
+
+
 def fedmd_settings(config: dict, wildcards: dict) -> dict:
     """FedMD's settings of one job, for its rule's params and its planned work alike: the preset's ``fedmd``
     (less pre-training, the centralized baseline, runtime and compare, which act through their own files),

@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .config import fedmd_settings, ldpfl_settings, party_archs
+from .config import fedmd_settings, ldpdl_shape, ldpfl_settings, party_archs
 from .runs import FedmdRun
 
 # Offline copies' split sizes (../shared/data), used before a dataset is ingested; and image shapes.
@@ -206,7 +206,8 @@ def ldpdl_student(wc: dict, sizes: Sizes) -> Work:
     w, d, sc = Work(), sizes.config["ldpdl"], sizes.scenario(wc["scenario"])
     s, shape = d["student"], SHAPES[sc["public"]]
     aqs = wc.get("qs") == "aqs"
-    queries = int(wc["iteration"]) * d["queries_per_iteration"] if aqs else d["queries_per_iteration"] * d["iterations"]
+    per_iteration, _ = ldpdl_shape(sizes.config, "aqs" if aqs else "random")
+    queries = int(wc["iteration"]) * per_iteration if aqs else per_iteration
     w.add(s["arch"], shape, s["batch"], s["epochs"] * queries)
     w.add(s["arch"], shape, 1024, FORWARD * (sizes.test(wc["scenario"]) + (sizes.public(wc["scenario"]) if aqs else 0)))
     return w
@@ -216,7 +217,7 @@ def ldpdl_ceiling(wc: dict, sizes: Sizes) -> Work:
     """Paper 004's noise-free reference: the LDP-DL student on S x T queries with their true labels."""
     w, d, sc = Work(), sizes.config["ldpdl"], sizes.scenario(wc["scenario"])
     s, shape = d["student"], SHAPES[sc["public"]]
-    w.add(s["arch"], shape, s["batch"], s["epochs"] * d["queries_per_iteration"] * d["iterations"])
+    w.add(s["arch"], shape, s["batch"], s["epochs"] * ldpdl_shape(sizes.config, "random")[0])  # S x T
     w.add(s["arch"], shape, 1024, FORWARD * sizes.test(wc["scenario"]))
     return w
 

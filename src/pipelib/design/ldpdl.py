@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..config import ldpdl_compare_scenarios, party_variant
+from ..config import ldpdl_compare_scenarios, ldpdl_shape, party_variant
 from ..methods.ldpdl import TABLE_ARMS, teacher_model
 from ..runs import LdpdlRun, PateRun, PateTeachers
 from .part import Part
@@ -55,12 +55,8 @@ class LdpdlDesign(Part):
         return self.d.res(f"ldpdl/{scenario}/{LdpdlRun(mech, eps, nq, design, qs)}")
 
     def shape(self, qs):
-        """(queries per iteration, iterations) of a run.  Without AQS the queries do not depend on the
-        student, so the S x T random queries are drawn at once and one student is trained on them: the
-        same final student as T rounds of S (each retrains from scratch on all queries so far).
-        """
-        s, t = self.d.LDPDL["queries_per_iteration"], self.d.LDPDL["iterations"]
-        return (s, t) if qs == "aqs" else (s * t, 1)
+        """(queries per iteration, iterations) of a run (pipelib.config.ldpdl_shape)."""
+        return ldpdl_shape(self.d.config, qs)
 
     def result(self, scenario, mech, eps, nq, qs, design=None):
         """A run's result row: its last iteration's student."""
