@@ -192,7 +192,7 @@ def test_an_ablation_variant_outside_the_ablations_rows_is_refused():
 
 
 def test_a_budget_point_sets_the_rules_settings_and_the_planned_work_alike(tmp_path):
-    """pipelib.config.fedmd_settings is the one place a budget point or a loop variant overrides FedMD's settings:
+    """pipelib.settings.fedmd_params is the one place a budget point or a loop variant overrides FedMD's settings:
     the rule's params (D.fedmd.settings) and the planned work (pipelib.work.fedmd) read the same values."""
     from pipelib import work
     from pipelib.config import scenarios

@@ -230,7 +230,7 @@ def test_releases_count_the_rounds_that_are_sent():
         digest_batch=1,
         revisit_batch=1,
     )
-    assert fedmd.releases(s) == 100000  # paper 002 Figure 2(c): T = 100,000 queries in 20 rounds
+    assert s.releases == 100000  # paper 002 Figure 2(c): T = 100,000 queries in 20 rounds
 
 
 # ---------------------------------------------------------------------------- determinism / resume

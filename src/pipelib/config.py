@@ -400,53 +400,8 @@ def ldpfl_dataset(config: dict, scenario: str) -> tuple[str, dict]:
     raise ValueError(f"scenario {scenario!r} is in no ldpfl.datasets or ldpfl.compare entry")
 
 
-def ldpfl_settings(config: dict, scenario: str) -> dict:
-    """The training settings of an LDP-FL run on ``scenario``: ``ldpfl``'s device, mode, group, batch and
-    local_epochs, adaptive_range and init, overridden by its ``ldpfl.datasets`` entry's arch, lr, mode,
-    local_epochs, batch and init."""
-    d = config["ldpfl"]
-    entry = ldpfl_dataset(config, scenario)[1]
-    return {
-        **{k: d[k] for k in ("device", "mode", "group", "batch", "local_epochs", "adaptive_range", "init")},
-        **{k: v for k, v in entry.items() if k in ("arch", "lr", "mode", "local_epochs", "batch", "init")},
-    }
-
-
 # a loop-ablation variant's keys that choose its rows and inputs rather than FedMD's settings
 ABLATION_SCOPE = ("name", "k", "datasets", "sampling")
-
-
-def party_archs(architectures: list[str], parties: int) -> list[str]:
-    """Each party's architecture: FedMD's list, cycled (party i trains architectures[i mod its length])."""
-    return [architectures[i % len(architectures)] for i in range(parties)]
-
-
-def ldpdl_shape(config: dict, qs: str) -> tuple[int, int]:
-    """(queries per iteration, iterations) of an LDP-DL run, for its rules and its planned work.  Without AQS
-    (``qs`` random) the queries do not depend on the student, so the S x T random queries are drawn at once
-    and one student is trained on them: the same final student as T rounds of S (each retrains from scratch
-    on all queries so far)."""
-    s, t = config["ldpdl"]["queries_per_iteration"], config["ldpdl"]["iterations"]
-    return (s, t) if qs == "aqs" else (s * t, 1)
-
-
-def fedmd_settings(config: dict, wildcards: dict) -> dict:
-    """FedMD's settings of one job, for its rule's params and its planned work alike: the preset's ``fedmd``
-    (less pre-training, the centralized baseline, runtime and compare, which act through their own files),
-    with its path's answer type; at its path's budget point (``rounds``, ``q``: the budget ablation); or at
-    the loop ablation's budget with the overrides of its path's ``variant``."""
-    f = config["fedmd"]
-    settings = {k: v for k, v in f.items() if k not in ("pretrain", "centralized", "runtime", "compare")}
-    if "answer" in wildcards:
-        settings["answer"] = wildcards["answer"]
-    if "rounds" in wildcards:
-        settings.update(rounds=int(wildcards["rounds"]), public_per_round=int(wildcards["q"]))
-    if "variant" in wildcards:
-        ablation = config["paper002"]["ablation"]
-        variant = next(v for v in ablation["variants"] if v["name"] == wildcards["variant"])
-        settings.update(rounds=ablation["budget"][0], public_per_round=ablation["budget"][1])
-        settings.update({k: v for k, v in variant.items() if k not in ABLATION_SCOPE})
-    return settings
 
 
 def ldpfl_compare_runs(config: dict) -> list[tuple[str, float | None]]:

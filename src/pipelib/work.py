@@ -15,8 +15,8 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .config import fedmd_settings, ldpdl_shape, ldpfl_settings, party_archs
 from .runs import FedmdRun
+from .settings import FedmdSettings, LdpdlSettings, LdpflSettings
 
 # Offline copies' split sizes (../shared/data), used before a dataset is ingested; and image shapes.
 SIZES = {
@@ -126,17 +126,18 @@ def fedmd(wc: dict, sizes: Sizes) -> Work:
     """A FedMD row: every party's initial training, then each round's digest of the public queries, its
     revisit of its own records, its answers and its evaluation (``rounds`` and ``q`` in the path: the budget
     ablation's rounds and public queries per round; ``variant``: the loop ablation's, at its budget)."""
-    w, f, sc = Work(), fedmd_settings(sizes.config, wc), sizes.scenario(wc["scenario"])
+    w, f, sc = Work(), FedmdSettings.of(sizes.config, wc), sizes.scenario(wc["scenario"])
     shape = SHAPES[sc["public"]]
     ns, w.estimated = sizes.parties(wc["scenario"])
     run = FedmdRun.parse(wc["run"])
     test = sizes.test(wc["scenario"])
-    for arch, n in zip(party_archs(f["architectures"], len(ns)), ns):
+    s = f.schedule
+    for arch, n in zip(f.party_archs(len(ns)), ns):
         n = run.k if run.kind == "nfdp" else n
-        w.add(arch, shape, f["init_batch"], f["init_epochs"] * n)
-        w.add(arch, shape, f["digest_batch"], f["rounds"] * f["digest_epochs"] * f["public_per_round"])
-        w.add(arch, shape, f["revisit_batch"], f["rounds"] * f["revisit_epochs"] * n)
-        w.add(arch, shape, 1024, FORWARD * (f["rounds"] * f["public_per_round"] + (f["rounds"] + 1) * test))
+        w.add(arch, shape, s.init_batch, s.init_epochs * n)
+        w.add(arch, shape, s.digest_batch, s.rounds * s.digest_epochs * s.public_per_round)
+        w.add(arch, shape, s.revisit_batch, s.rounds * s.revisit_epochs * n)
+        w.add(arch, shape, s.predict_batch, FORWARD * (s.releases + (s.rounds + 1) * test))
     return w
 
 
@@ -203,22 +204,26 @@ def distill_student(wc: dict, sizes: Sizes) -> Work:
 def ldpdl_student(wc: dict, sizes: Sizes) -> Work:
     """An LDP-DL (or PATE) student: an AQS iteration t trains on t x S queries and scores the public pool
     for the next; a run without AQS (and PATE) trains on all S x T at once."""
-    w, d, sc = Work(), sizes.config["ldpdl"], sizes.scenario(wc["scenario"])
-    s, shape = d["student"], SHAPES[sc["public"]]
-    aqs = wc.get("qs") == "aqs"
-    per_iteration, _ = ldpdl_shape(sizes.config, "aqs" if aqs else "random")
+    w, s, sc = Work(), LdpdlSettings.of(sizes.config), sizes.scenario(wc["scenario"])
+    shape, aqs = SHAPES[sc["public"]], wc.get("qs") == "aqs"
+    per_iteration, _ = s.shape("aqs" if aqs else "random")
     queries = int(wc["iteration"]) * per_iteration if aqs else per_iteration
-    w.add(s["arch"], shape, s["batch"], s["epochs"] * queries)
-    w.add(s["arch"], shape, 1024, FORWARD * (sizes.test(wc["scenario"]) + (sizes.public(wc["scenario"]) if aqs else 0)))
+    w.add(s.student_arch, shape, s.student_batch, s.student_epochs * queries)
+    w.add(
+        s.student_arch,
+        shape,
+        1024,
+        FORWARD * (sizes.test(wc["scenario"]) + (sizes.public(wc["scenario"]) if aqs else 0)),
+    )
     return w
 
 
 def ldpdl_ceiling(wc: dict, sizes: Sizes) -> Work:
     """Paper 004's noise-free reference: the LDP-DL student on S x T queries with their true labels."""
-    w, d, sc = Work(), sizes.config["ldpdl"], sizes.scenario(wc["scenario"])
-    s, shape = d["student"], SHAPES[sc["public"]]
-    w.add(s["arch"], shape, s["batch"], s["epochs"] * ldpdl_shape(sizes.config, "random")[0])  # S x T
-    w.add(s["arch"], shape, 1024, FORWARD * sizes.test(wc["scenario"]))
+    w, s, sc = Work(), LdpdlSettings.of(sizes.config), sizes.scenario(wc["scenario"])
+    shape = SHAPES[sc["public"]]
+    w.add(s.student_arch, shape, s.student_batch, s.student_epochs * s.all_queries)
+    w.add(s.student_arch, shape, 1024, FORWARD * sizes.test(wc["scenario"]))
     return w
 
 
@@ -234,10 +239,10 @@ def ldpfl(wc: dict, sizes: Sizes) -> Work:
     """An LDP-FL run: the selected clients' local epochs every round (timed as one client's steps), and an
     evaluation per round."""
     w, sc = Work(), sizes.scenario(wc["scenario"])
-    s = ldpfl_settings(sizes.config, wc["scenario"])
+    s = LdpflSettings.of(sizes.config, wc["scenario"])
     ns, w.estimated = sizes.parties(wc["scenario"])
     rounds, per_round = int(wc["rounds"]), max(1, round(float(wc["frac"]) * len(ns)))
-    arch, shape = s["arch"], SHAPES[sc["private"]]
-    w.add(arch, shape, s["batch"], rounds * per_round * s["local_epochs"] * sum(ns) / len(ns))
+    arch, shape = s.arch, SHAPES[sc["private"]]
+    w.add(arch, shape, s.batch, rounds * per_round * s.local_epochs * sum(ns) / len(ns))
     w.add(arch, shape, 1024, FORWARD * (rounds + 1) * sizes.test(wc["scenario"]))
     return w

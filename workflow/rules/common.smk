@@ -12,7 +12,8 @@ from snakemake.utils import validate as validate_schema
 
 from pipelib import vocab
 from pipelib.boundary import rule_roles
-from pipelib.config import ConfigError, ldpfl_settings, scenarios, validate
+from pipelib.config import ConfigError, scenarios, validate
+from pipelib.settings import ldpfl_params
 from pipelib.config import encoder_settings as resolved_encoder
 from pipelib.data import ingest as raw
 from pipelib.design import LDPDL_TABLE_ARMS, Design, DesignError

@@ -217,7 +217,7 @@ rule ldpdl_ceiling:
         code=code("ldpdl_ceiling.py"),
         settings=D.LDPDL["student"],
         loss=D.LDPDL["loss"],
-        queries=D.LDPDL["queries_per_iteration"] * D.LDPDL["iterations"],
+        queries=D.ldpdl.shape("random")[0],  # S x T
         seed=lambda wc: seed_of(wc.scenario),
         device=D.LDPDL["device"],
         precision=D.LDPDL["precision"],

@@ -33,7 +33,7 @@ rule ldpfl:
         gpu=LDPFL_GPUS,
     params:
         code=code("ldpfl.py"),
-        settings=lambda wc: ldpfl_settings(config, wc.scenario),
+        settings=lambda wc: ldpfl_params(config, wc.scenario),
         precision=D.LDPFL["precision"],
         seed=lambda wc: seed_of(wc.scenario),
         randomness=lambda wc: (

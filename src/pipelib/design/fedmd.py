@@ -6,9 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import vocab
-from ..config import fedmd_compare_runs, fedmd_settings, party_archs, party_variant, replicate
+from ..config import fedmd_compare_runs, party_variant, replicate
 from ..data import ingest as raw
 from ..runs import FedmdRun
+from ..settings import fedmd_params, party_archs
 from .part import DesignError, Part
 
 
@@ -112,9 +113,9 @@ class FedmdDesign(Part):
         return inputs
 
     def settings(self, wildcards):
-        """FedMD's settings of a job from its path (pipelib.config.fedmd_settings: its answer type, budget point
-        or loop-ablation variant)."""
-        return fedmd_settings(self.d.config, dict(wildcards.items()))
+        """FedMD's settings of a job from its path, as its rule's params (pipelib.settings.fedmd_params: its
+        answer type, budget point or loop-ablation variant; the job parses them into FedmdSettings)."""
+        return fedmd_params(self.d.config, dict(wildcards.items()))
 
     def table2_rows(self):
         """(dataset label, run) of every FedMD row of results/table2.csv."""

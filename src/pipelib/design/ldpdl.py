@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..config import ldpdl_compare_scenarios, ldpdl_shape, party_variant
+from ..config import ldpdl_compare_scenarios, party_variant
 from ..methods.ldpdl import TABLE_ARMS, teacher_model
 from ..runs import LdpdlRun, PateRun, PateTeachers
+from ..settings import LdpdlSettings
 from .part import Part
 
 LDPDL_TABLE_ARMS = tuple(TABLE_ARMS)  # paper 004 Table 1's result rows per entry
@@ -55,8 +56,8 @@ class LdpdlDesign(Part):
         return self.d.res(f"ldpdl/{scenario}/{LdpdlRun(mech, eps, nq, design, qs)}")
 
     def shape(self, qs):
-        """(queries per iteration, iterations) of a run (pipelib.config.ldpdl_shape)."""
-        return ldpdl_shape(self.d.config, qs)
+        """(queries per iteration, iterations) of a run (pipelib.settings.LdpdlSettings.shape)."""
+        return LdpdlSettings.of(self.d.config).shape(qs)
 
     def result(self, scenario, mech, eps, nq, qs, design=None):
         """A run's result row: its last iteration's student."""

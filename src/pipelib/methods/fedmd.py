@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import logging
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -29,7 +28,6 @@ import pyarrow as pa
 import torch
 import torch.nn.functional as F
 
-from ..config import party_archs
 from ..data.loaders import load_labelled, load_public
 from ..io import atomic_path, read_csv, read_rows, write_json, write_table
 from ..job import Job
@@ -38,6 +36,7 @@ from ..privacy.gaussian import gaussian_sigma
 from ..runs import FedmdRun
 from ..schema import result_row
 from ..seeding import release_key, release_torch_seed, rng, torch_seed
+from ..settings import FedmdSettings, Schedule
 from ..train import loop
 from ..train.checkpoint import clear_checkpoint, fingerprint
 from ..train.models import optimizer
@@ -48,42 +47,6 @@ from .rounds import run_rounds, wall_seconds
 log = logging.getLogger(__name__)
 
 DIGEST_LOSS = {"logits": loop.l1, "softmax": loop.soft_ce, "argmax": loop.soft_ce}
-# The loop's choices (config.schema.yaml lists them too): one Adam for every phase, or one for digesting and
-# one for the party's own records (FedMD's code compiles two Keras models over shared layers, each with its
-# own Adam); the outputs a party answers and digests: all (public classes and the task's, as FedMD) or the
-# private task's only.
-OPTIMIZERS = ("shared", "per_phase")
-ANSWER_OUTPUTS = ("all", "task")
-
-
-@dataclass
-class Schedule:
-    """Algorithm 1's knobs."""
-
-    rounds: int  # R
-    public_per_round: int  # |X_p| per round
-    init_epochs: int  # T1
-    digest_epochs: int  # T2
-    revisit_epochs: int  # T3
-    init_batch: int
-    digest_batch: int
-    revisit_batch: int
-    predict_batch: int = 1024
-    optimizers: str = "shared"  # one Adam for every phase, or per_phase: digest's and own-records' (FedMD's code)
-    answer_outputs: str = "all"  # what is answered and digested: all outputs, or the private task's only
-    bn_momentum: float = 0.1  # BatchNorm running-statistics momentum in the loop (PyTorch 0.1; Keras 0.01)
-
-    def __post_init__(self):
-        for name, value, allowed in (
-            ("optimizers", self.optimizers, OPTIMIZERS),
-            ("answer_outputs", self.answer_outputs, ANSWER_OUTPUTS),
-        ):
-            if value not in allowed:
-                raise ValueError(f"fedmd.{name} = {value!r}; allowed: {', '.join(allowed)}")
-
-    @classmethod
-    def from_config(cls, cfg: dict) -> "Schedule":
-        return cls(**{k: cfg[k] for k in cls.__dataclass_fields__ if k in cfg})
 
 
 class Party:
@@ -279,12 +242,6 @@ class FedMD:
         return f"mean accuracy {float(np.mean(accs)):.4f}, parties {' '.join(f'{a:.3f}' for a in accs)}"
 
 
-def releases(schedule: Schedule) -> int:
-    """Answer vectors one party releases over a run: R rounds of |X_p| queries (the last round's
-    answers are never sent)."""
-    return schedule.rounds * schedule.public_per_round
-
-
 def summarize(history: list[dict], n_parties: int) -> dict:
     """Final accuracy: mean and standard deviation over parties after the last round."""
     last = max(h["round"] for h in history)
@@ -306,7 +263,7 @@ def noise_for(schedule: Schedule, epsilon: float, delta: float) -> float:
 
     if not math.isfinite(epsilon) or epsilon <= 0:
         raise ValueError(f"FedMD-LDP needs a finite target epsilon > 0, got {epsilon}")
-    return gaussian_sigma(epsilon, delta, releases(schedule))
+    return gaussian_sigma(epsilon, delta, schedule.releases)
 
 
 # ------------------------------------------------------------------------------------ stage entry
@@ -319,7 +276,7 @@ def worst_party(ledger_path) -> dict:
     return ledger.sort_values(["epsilon", "delta"], ascending=False, kind="stable").iloc[0].to_dict()
 
 
-def run_row(job: Job, cfg: dict, *, models: dict, n_public_classes: int) -> dict:
+def run_row(job: Job, settings: FedmdSettings, *, models: dict, n_public_classes: int) -> dict:
     """One FedMD row (``np``, ``nfdp-...`` or ``ldp-...``): run Algorithm 1 and write its result row, the
     per-round accuracies, the parties' final models and (FedMD-LDP) the guarantees of their answers.
 
@@ -335,16 +292,16 @@ def run_row(job: Job, cfg: dict, *, models: dict, n_public_classes: int) -> dict
 
     release, seed, randomness, checkpoint, out = job.release, job.seed, job.randomness, job.checkpoint, job.output
     # the answer type: the path's (Table 2-5 rows) or the settings' (the loop ablation's variants)
-    scenario, answer, method = release["scenario"], release.get("answer", cfg.get("answer")), release["run"]
+    scenario, answer, method = release["scenario"], release.get("answer", settings.answer), release["run"]
     party_paths, ledger_path = job.input["parties"], job.input.get("ledger")
     fedmd_run = FedmdRun.parse(method)
     kind = fedmd_run.kind
-    dev = loop.start(job.threads, cfg["device"], job.precision)
-    schedule = Schedule.from_config(cfg)
+    dev = loop.start(job.threads, settings.device, job.precision)
+    schedule = settings.schedule
     x_pub, pub_meta = load_public(job.input["public"], dev)
     x_test, y_test, test_meta = load_labelled(job.input["test"], dev, offset=n_public_classes)
     n_classes = n_public_classes + len(test_meta["task_classes"])
-    archs = party_archs(cfg["architectures"], len(party_paths))
+    archs = settings.party_archs(len(party_paths))
     ns = [read_rows(p) for p in party_paths]  # records each party trains on
 
     extra = {
@@ -373,7 +330,7 @@ def run_row(job: Job, cfg: dict, *, models: dict, n_public_classes: int) -> dict
         )
     elif kind == "ldp":  # calibrated exactly to the (epsilon, delta) of the matching NFDP row
         target = worst_party(ledger_path)
-        count, t_eps, t_delta = releases(schedule), float(target["epsilon"]), float(target["delta"])
+        count, t_eps, t_delta = schedule.releases, float(target["epsilon"]), float(target["delta"])
         sigma = noise_for(schedule, t_eps, t_delta)
         guarantee = gaussian.guarantee(sigma, count, t_delta)
         vacuous = delta_vacuous(guarantee.delta, min(ns))
@@ -398,9 +355,9 @@ def run_row(job: Job, cfg: dict, *, models: dict, n_public_classes: int) -> dict
             noise_seed = release_torch_seed(seed, randomness, "fedmd", {**job.release_id, "party": i})
             noise_gen = torch.Generator().manual_seed(noise_seed)
         set_bn_momentum(model, schedule.bn_momentum)
-        opts = optimizer(model, cfg["lr"])
+        opts = optimizer(model, settings.lr)
         if schedule.optimizers == "per_phase":
-            opts = (opts, optimizer(model, cfg["lr"]))
+            opts = (opts, optimizer(model, settings.lr))
         outputs = (n_public_classes, n_classes) if schedule.answer_outputs == "task" else None
         parties.append(Party(i, model, opts, (x, y), answer, gen, (sigma, noise_gen), outputs))
     server = Server(len(x_pub), schedule.public_per_round, answer, seed=torch_seed(seed, "server", scenario))
@@ -417,7 +374,7 @@ def run_row(job: Job, cfg: dict, *, models: dict, n_public_classes: int) -> dict
         dev,
     )
 
-    fp = fingerprint(job.code, scenario, method, answer, cfg, seed, [str(p) for p in party_paths], train_seed)
+    fp = fingerprint(job.code, scenario, method, answer, settings, seed, [str(p) for p in party_paths], train_seed)
     s = schedule  # every party's training image-passes: initialization, then digest and revisit per round
     planned = sum(
         s.init_epochs * n + s.rounds * (s.digest_epochs * s.public_per_round + s.revisit_epochs * n) for n in ns
@@ -464,7 +421,7 @@ def run_row(job: Job, cfg: dict, *, models: dict, n_public_classes: int) -> dict
         test_n=len(x_test),
         answer=answer,
         archs=archs,
-        releases_per_party=releases(schedule),
+        releases_per_party=schedule.releases,
         public_per_round=schedule.public_per_round,
         wall_seconds=wall_seconds(history),
         **loop.where(dev),

@@ -15,6 +15,7 @@ and a shuffler hides which client sent which value; a protocol of the shared rou
 from __future__ import annotations
 
 import logging
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +31,7 @@ from ..privacy import NO_PRIVACY, Draw, registry, release_row, twopoint, write_r
 from ..runs import LdpflRun
 from ..schema import result_row
 from ..seeding import release_key, release_torch_seed, rng, torch_seed
+from ..settings import LdpflSettings
 from ..train import loop
 from ..train.checkpoint import clear_checkpoint, fingerprint
 from ..train.local_sgd import Client, LocalSGD, shuffles
@@ -235,7 +237,7 @@ def client_noise_seed(seed: int, randomness: str, release: dict, t: int, cid: in
     return release_torch_seed(seed, randomness, "ldpfl", {**release, "round": t, "client": cid})
 
 
-def run_row(job: Job, settings: dict) -> dict:
+def run_row(job: Job, settings: LdpflSettings) -> dict:
     """One LDP-FL (or noise-free federated averaging) run: the job's wildcards (scenario, flmech, frac,
     rounds) name the release; client i's coins in round t are keyed by all of them, t and i.  Reads the
     inputs assignment, private_train (any file of the private records' folder) and test.  Writes the
@@ -254,7 +256,7 @@ def run_row(job: Job, settings: dict) -> dict:
     if mechanism is not None and mechanism.locality != "weights":
         raise ValueError(f"{run.spec!r} is not a weight perturbation (allowed: twopoint)")
     fraction, rounds = float(release["frac"]), int(release["rounds"])
-    dev = loop.start(job.threads, settings["device"], job.precision)
+    dev = loop.start(job.threads, settings.device, job.precision)
     x_test, y_test, meta = load_labelled(job.input["test"], dev)
     clients = [
         Client(i, loop.to_device(x, dev), torch.as_tensor(y, device=dev))
@@ -262,15 +264,15 @@ def run_row(job: Job, settings: dict) -> dict:
     ]  # client i's FedAvg code path touches clients[i] only
     train_seed = torch_seed(seed, "ldpfl", key)
     loop.seed_everything(train_seed)
-    model = build(settings["arch"], tuple(x_test.shape[1:]), len(meta["task_classes"]))
-    if settings.get("init", "he") == "torch":
+    model = build(settings.arch, tuple(x_test.shape[1:]), len(meta["task_classes"]))
+    if settings.init == "torch":
         torch_default_init(model)
     model = model.to(dev)
     start = {k: v.detach().clone() for k, v in model.named_parameters()}
-    rule = settings.get("adaptive_range", "noisy")
+    rule = settings.adaptive_range
     server = Server(start, len(clients), fraction, seed, key, ranges if mechanism else (0.0, 1.0), rule)
-    mode = client_mode(settings["mode"], model, tuple(x_test.shape[1:]))
-    trainer = LocalSGD(model, settings["lr"], settings["local_epochs"], settings["batch"], mode, settings["group"])
+    mode = client_mode(settings.mode, model, tuple(x_test.shape[1:]))
+    trainer = LocalSGD(model, settings.lr, settings.local_epochs, settings.batch, mode, settings.group)
 
     def noise_seed(t: int, cid: int) -> int:
         return client_noise_seed(seed, randomness, job.release_id, t, cid)
@@ -282,12 +284,12 @@ def run_row(job: Job, settings: dict) -> dict:
     log.info(
         "%s %s: %d clients (%d-%d records), %d per round, %d rounds, %s, %d test, device %s",
         scenario, release["flmech"], len(clients), min(ns), max(ns), server.per_round, rounds,
-        settings["arch"], len(x_test), dev,
+        settings.arch, len(x_test), dev,
     )  # fmt: skip
-    log.info("client training: %s (ldpfl.mode %s)", mode, settings["mode"])
-    same = {k: v for k, v in settings.items() if k not in ("threads", "group")}  # these change no number
+    log.info("client training: %s (ldpfl.mode %s)", mode, settings.mode)
+    same = {k: v for k, v in asdict(settings).items() if k != "group"}  # the group changes no number
     fp = fingerprint(job.code, release, same, seed, randomness, str(assignment_path), train_seed)
-    planned = rounds * server.per_round * settings["local_epochs"] * float(np.mean(ns))
+    planned = rounds * server.per_round * settings.local_epochs * float(np.mean(ns))
     with loop.progress(planned, f"LDP-FL {release['flmech']}"):
         history = run_rounds(proto, checkpoint, fp)
 
@@ -344,13 +346,13 @@ def run_row(job: Job, settings: dict) -> dict:
         rounds=rounds,
         range="adaptive" if ranges == "adaptive" else None if ranges is None else f"c={ranges[0]:g}, r={ranges[1]:g}",
         weights=d,
-        arch=settings["arch"],
-        init=settings.get("init", "he"),
+        arch=settings.arch,
+        init=settings.init,
         # a fixed box clips every initial value outside it in the first round (issue 51)
         init_in_box=share_in_box(start, *ranges) if isinstance(ranges, tuple) else None,
-        lr=settings["lr"],
-        batch=settings["batch"],
-        local_epochs=settings["local_epochs"],
+        lr=settings.lr,
+        batch=settings.batch,
+        local_epochs=settings.local_epochs,
         client_training=mode,
         paper_epsilon=mechanism.epsilon if mechanism else None,
         paper_protected_unit=mechanism.guarantee(1).unit if mechanism else None,
