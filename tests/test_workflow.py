@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+import yaml
 from helpers import REPO, TINY, hold_folder, job_counts, not_report, snakemake
 
 from pipelib import stages
@@ -248,12 +249,27 @@ def test_table2_rounds_and_progress_log(tiny):
     assert "round 2/2: mean accuracy" in log and "final accuracy" in log
 
 
-def dry_run_jobs(workdir, data_root, *configfiles):
-    """Every job of the whole DAG (forced), from a dry run's report."""
+def dry_run_jobs(workdir, data_root, *configfiles, report=None):
+    """Every job of the whole DAG (forced), from a dry run's report (kept in ``report``, a list, if given)."""
     from pipelib.boundary import parse_dry_run
 
     out = snakemake(workdir, "-n", "--forceall", "--configfile", *map(str, configfiles), data_root=data_root)
+    if report is not None:
+        report.append(out.stdout)
     return parse_dry_run(out.stdout)
+
+
+def gpu_rules(report: str) -> set[str]:
+    """The rules of a dry run's report with a job that asks for a GPU, and the `use rule` variants of them."""
+    rules, rule = set(), None
+    for line in report.splitlines():
+        if m := re.match(r"(?:local)?rule (\w+):", line):
+            rule = m.group(1)
+        elif re.search(r"^\s+resources:.*\bgpu=[1-9]", line):
+            rules.add(rule)
+    text = "".join(p.read_text() for p in (REPO / "workflow" / "rules").glob("*.smk"))
+    variants = re.findall(r"^use rule (\w+) as (\w+)", text, flags=re.M)
+    return rules | {child for parent, child in variants if parent in rules}
 
 
 def test_dag_keeps_the_privacy_boundary_by_content(tiny, data_root):
@@ -301,7 +317,14 @@ def test_dag_keeps_the_privacy_boundary_in_the_other_presets(preset, data_root, 
         thin = tmp_path / "thin.yaml"
         thin.write_text("ldpdl: {figures: {epsilon: [5.0], per_query: [30], owners: [10000]}}\n")
         files.append(thin)
-    jobs = dry_run_jobs(tmp_path, data_root, *files)
+    report = []
+    jobs = dry_run_jobs(tmp_path, data_root, *files, report=report)
+    if preset == "paper":  # every rule that asks for a GPU goes to the SLURM profile's GPU partition
+        profile = yaml.safe_load((REPO / "profiles" / "slurm" / "config.yaml").read_text())["set-resources"]
+        on_gpu = gpu_rules(report[0])
+        assert {"fedmd", "ldpdl_student", "fedmd_ablation"} <= on_gpu
+        missing = sorted(r for r in on_gpu if profile.get(r, {}).get("slurm_partition") != "SITE-gpu-partition")
+        assert missing == [], f"rules asking for a GPU without profiles/slurm's GPU partition: {missing}"
     assert {j.rule for j in jobs} >= {
         "distill_student",
         "distill_curate",
