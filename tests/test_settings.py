@@ -62,6 +62,8 @@ def test_settings_are_frozen_and_an_unknown_or_bad_key_is_named():
         s.lr = 1.0
     with pytest.raises(dataclasses.FrozenInstanceError):
         s.schedule.rounds = 1
+    with pytest.raises(ValueError, match="fedmd: unknown setting.*schedule"):
+        FedmdSettings.parse({**fedmd_params(config, {}), "schedule": {}})
     with pytest.raises(ValueError, match="fedmd: unknown setting.*digest_temperature"):
         FedmdSettings.parse({**fedmd_params(config, {}), "digest_temperature": 2.0})
     with pytest.raises(ValueError, match="optimizers = 'both'"):

@@ -24,8 +24,10 @@ ANSWER_OUTPUTS = ("all", "task")
 FEDMD_ELSEWHERE = ("pretrain", "centralized", "runtime", "compare")
 
 
-def _known(cls, mapping: dict, where: str, extra: tuple[str, ...] = ()) -> None:
-    unknown = sorted(set(mapping) - {f.name for f in fields(cls)} - set(extra))
+def _known(mapping: dict, where: str, *classes) -> None:
+    """Refuse a key that is no field of ``classes`` (a nested dataclass field is not a key itself)."""
+    allowed = {f.name for c in classes for f in fields(c) if f.name != "schedule"}
+    unknown = sorted(set(mapping) - allowed)
     if unknown:
         raise ValueError(f"{where}: unknown setting(s) {', '.join(unknown)}")
 
@@ -77,9 +79,9 @@ class FedmdSettings:
     @classmethod
     def parse(cls, mapping: dict) -> FedmdSettings:
         """From the mapping its rule passes (``fedmd_params``); an unknown key is an error."""
+        _known(mapping, "fedmd", cls, Schedule)
         sched = {f.name for f in fields(Schedule)}
-        _known(cls, mapping, "fedmd", tuple(sched))
-        own = {k: v for k, v in mapping.items() if k not in sched and k != "schedule"}
+        own = {k: v for k, v in mapping.items() if k not in sched}
         schedule = Schedule(**{k: v for k, v in mapping.items() if k in sched})
         return cls(schedule=schedule, **{**own, "architectures": tuple(mapping["architectures"])})
 
@@ -132,7 +134,7 @@ class LdpflSettings:
 
     @classmethod
     def parse(cls, mapping: dict) -> LdpflSettings:
-        _known(cls, mapping, "ldpfl")
+        _known(mapping, "ldpfl", cls)
         return cls(**mapping)
 
     @classmethod
