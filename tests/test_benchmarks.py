@@ -138,3 +138,33 @@ def test_the_committed_ldpdl_device_page_is_what_its_script_writes_from_its_rows
         "p004_ldpdl_beats_pate_same_teachers",
         "p004_table1_eps8_beats_eps5",
     ]
+
+
+def test_slurm_submissions_counts_group_jobs_once_and_local_jobs_never():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import slurm_submissions
+    finally:
+        sys.path.pop(0)
+    report = """rule fedmd:
+    jobid: 1
+
+[Sun Nov 29 03:39:46 2026] Group job nfdp (jobs in lexicogr. order):
+
+    [Sun Nov 29 03:39:46 2026]
+    rule nfdp_sample:
+        jobid: 2
+
+    [Sun Nov 29 03:39:46 2026]
+    rule nfdp_ledger:
+        jobid: 3
+
+localrule table2:
+    jobid: 4
+
+rule fedmd:
+    jobid: 5
+"""
+    c = slurm_submissions.count(report)
+    assert c["submissions"] == 3 and c["group_jobs"] == {"nfdp": 1} and c["jobs_in_groups"] == 2
+    assert c["ungrouped"] == {"fedmd": 2} and c["local"] == 1
