@@ -21,7 +21,6 @@ include: "workflow/rules/ldpdl.smk"
 include: "workflow/rules/ldpfl.smk"
 include: "workflow/rules/dpsgd.smk"
 include: "workflow/rules/report.smk"
-include: "workflow/rules/figures.smk"
 include: "workflow/rules/audit.smk"
 
 

@@ -350,7 +350,11 @@ def test_every_rule_of_the_workflow_has_a_role():
         text = smk.read_text()
         rules |= set(re.findall(r"^\s*rule (\w+):", text, flags=re.M))
         rules |= set(re.findall(r"^\s*use rule \w+ as (\w+)", text, flags=re.M))  # a rule defined by another
+    from pipelib.report.registry import VIEWS
+
+    rules |= set(VIEWS)  # the tables' and figures' rules: report.smk defines one per registry entry
     assert boundary.rule_roles(sorted(rules)) == []
+    assert {stages.roles()[v] for v in VIEWS} == {"report"}  # a table or figure reads only result rows
     assert set(stages.roles()) == rules  # no stale entries either
 
 

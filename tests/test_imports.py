@@ -43,8 +43,6 @@ LAZY = {
     "privacy": "Guarantee.epsilon_at reads the Gaussian accountant, which imports this package (a cycle)",
     "privacy.audit": "scikit-learn (about 2 s to import) for the AUC, which only the auditor computes",
     "privacy.dpsgd": "dp-accounting and Opacus's accountant (1-4 s), used by one function each",
-    "report.registry": "the page functions (pandas, the claims): the design reads the registry at every Snakemake"
-    " start, only the page job writes a page",
     "privacy.gaussian": "dp-accounting's analytic-Gaussian calibration (about 2 s): only FedMD-LDP's calibration and"
     " one figure call it, every reader of a Gaussian guarantee imports the module",
     "privacy.rdp": "dp-accounting's RDP accountant (about 1 s): the mechanism registry imports this module in"

@@ -154,26 +154,44 @@ def test_a_killed_jobs_checkpoint_survives_an_edit_outside_the_code_it_runs(pack
 
 
 def test_every_script_rule_passes_its_code_digest():
-    """Each rule with a `script:` has params.code = code("<that script>"), so pipelib edits re-run it."""
+    """Each rule with a `script:` has params.code = code("<that script>"), so pipelib edits re-run it; the
+    table and figure rules (one per registry entry, defined in a loop) add their entry's module."""
     rules = 0
     for smk in sorted((REPO / "workflow" / "rules").glob("*.smk")):
-        for block in re.split(r"\n(?=\s*rule \w+:)", smk.read_text()):
-            script = re.search(r'script:\s*"\.\./scripts/(\w+\.py)"', block)
+        for block in re.split(r"\n(?=\s*rule( \w+)?:)", smk.read_text()):
+            script = re.search(r'script:\s*"\.\./scripts/(\w+\.py)"', block or "")
             if script:
                 rules += 1
-                name = re.search(r"rule (\w+):", block).group(1)
-                assert f'code=code("{script.group(1)}")' in block, f"rule {name} in {smk.name} lacks params.code"
+                name = re.search(r"rule( \w+)?:", block).group(1) or "(the view loop)"
+                assert f'code=code("{script.group(1)}"' in block, f"rule {name} in {smk.name} lacks params.code"
     assert rules >= 20
 
 
-def test_one_script_per_rule():
-    """No dispatcher scripts: every script belongs to exactly one rule."""
+def test_one_script_per_rule_statement():
+    """No dispatcher scripts but view.py: every script belongs to exactly one rule statement.  view.py runs
+    every table and figure rule (pipelib.report.registry.VIEWS), each with a code digest of its own entry's
+    module (test_a_view_digest_covers_its_module_only)."""
     scripts = []
     for smk in sorted((REPO / "workflow" / "rules").glob("*.smk")):
         scripts += re.findall(r'script:\s*"\.\./scripts/(\w+\.py)"', smk.read_text())
     assert len(scripts) == len(set(scripts)), sorted(s for s in scripts if scripts.count(s) > 1)
     on_disk = {p.name for p in (REPO / "workflow" / "scripts").glob("*.py")}
     assert on_disk == set(scripts)
+
+
+def test_a_view_digest_covers_its_module_only():
+    """view.py imports the registry, which imports no report module: a table's digest covers the tables
+    module and not the figures module, and the reverse; the module named in ``also`` counts."""
+    from pipelib.provenance import code_digest, module_closure
+
+    script = REPO / "workflow" / "scripts" / "view.py"
+    assert "report.figures" not in module_closure(script) and "report.tables" not in module_closure(script)
+    tables = module_closure(script, also=("pipelib.report.tables",))
+    figures = module_closure(script, also=("pipelib.report.figures",))
+    assert "report.tables" in tables and "report.figures" not in tables
+    assert "report.figures" in figures
+    assert code_digest(script, also=("pipelib.report.tables",)) != code_digest(script)
+    assert code_digest(script, also=("not_pipelib",)) == code_digest(script)
 
 
 def test_the_disk_cache_serves_a_later_process_the_same_digests_without_parsing(tmp_path, monkeypatch):

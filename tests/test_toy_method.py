@@ -56,6 +56,7 @@ def toy_workflow(tmp_path):
     if "toymethod" in sys.modules:  # the boundary check imported it here: unregister what it added
         stages.unregister("toy")
         registry.PAGES.pop("toy", None)
+        registry.VIEWS.pop("table_toy", None)
         del sys.modules["toymethod"]
 
 

@@ -126,9 +126,12 @@ def _save_disk_cache() -> None:
         os.replace(tmp, path)
 
 
-def module_closure(script: Path, package: Path = PACKAGE) -> list[str]:
-    """The pipelib modules ``script`` runs: those it imports and, transitively, those they import."""
+def module_closure(script: Path, package: Path = PACKAGE, also: tuple[str, ...] = ()) -> list[str]:
+    """The pipelib modules ``script`` runs: those it imports and, transitively, those they import;
+    ``also``: modules it imports by name at run time (``pipelib.report.tables``; others are skipped)."""
     todo, seen = imported_modules(Path(script).read_text(), package), set()
+    for name in also:
+        todo |= imported_modules(f"import {name}", package)
     while todo:
         name = todo.pop()
         seen.add(name)
@@ -166,11 +169,11 @@ def code_strings(source: str) -> set[str]:
     }
 
 
-def code_digest(script, package: Path = PACKAGE) -> str:
-    """A 16-hex-digit digest of ``script``, the pipelib modules it runs and the package data files
-    (schema, checksums) those modules name."""
+def code_digest(script, package: Path = PACKAGE, also: tuple[str, ...] = ()) -> str:
+    """A 16-hex-digit digest of ``script``, the pipelib modules it runs (with ``also``, those it imports by
+    name: :func:`module_closure`) and the package data files (schema, checksums) those modules name."""
     digest = hashlib.sha256(Path(script).read_bytes())
-    modules = module_closure(Path(script), package)
+    modules = module_closure(Path(script), package, also)
     for name in modules:
         digest.update(f"\0{name}\0".encode() + _module(name, package)[0])
     named = set().union(*(_module(name, package)[2] for name in modules))

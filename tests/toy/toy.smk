@@ -1,4 +1,5 @@
-# The toy paper method (tests/toy/toymethod.py): the parties' randomized responses, the server's row, its table.
+# The toy paper method (tests/toy/toymethod.py): the parties' randomized responses, the server's row (its
+# table's rule comes from its registry entry, like every table's: workflow/rules/report.smk).
 from toymethod import ToyDesign, ToyRun
 
 D.add("toy", ToyDesign)
@@ -35,18 +36,5 @@ rule toy_server:
     params:
         seed=lambda wc: seed_of(wc.scenario),
         preset=config["preset"],
-    script:
-        "../scripts/toy.py"
-
-
-rule table_toy:
-    input:
-        D.toy.result_files(),
-    output:
-        res("table_toy.csv"),
-    log:
-        res("logs/table_toy.log"),
-    params:
-        seed=0,
     script:
         "../scripts/toy.py"

@@ -1,7 +1,8 @@
 """A toy paper method, whole: its run record, its stages, its method function, its table, its page and its
-design part, in one module that registers them when imported (its rule file imports it).  Each party
-releases its labels' counts through randomized response; the server scores how often the noisy majority is
-the true one.  tests/test_toy_method.py adds it to a copy of the workflow and runs it on the tiny preset."""
+design part, in one module that registers them when imported (its rule file imports it; the table's rule
+is made from its registry entry).  Each party releases its labels' counts through randomized response; the
+server scores how often the noisy majority is the true one.  tests/test_toy_method.py adds it to a copy of
+the workflow and runs it on the tiny preset."""
 
 from __future__ import annotations
 
@@ -115,6 +116,15 @@ stages.register(
             stages.Stage("toy_server", "server"),
             stages.Stage("table_toy", "report"),
         ),
+    )
+)
+registry.register_view(
+    registry.View(
+        "table_toy",
+        "table_toy",
+        "toymethod",
+        lambda m, i, o, a: table(list(i.results), o.csv),
+        lambda d, wc: {"results": d.toy.result_files()},
     )
 )
 registry.register_page("toy", registry.Page(("table_toy",), page, commands=("table_toy",)))

@@ -24,6 +24,7 @@ from pipelib import provenance
 from pipelib.provenance import code_digest
 from pipelib.report.registry import command_targets as page_command_targets
 from pipelib.report.registry import page_module
+from pipelib.report.registry import VIEWS
 from pipelib.runs import FEDMD_RUN, LDPDL_RUN, LDPDL_WILDCARDS, LDPFL_RUN, PATE_RUN
 from pipelib.runs import PATE_TEACHERS, TEACHER_RUN, AuditRun, FedmdRun
 from pipelib.runs import BUDGET_WILDCARDS, BudgetPoint
@@ -100,12 +101,41 @@ provenance.use_disk_cache(
 )
 
 
-def code(script):
+def code(script, also=()):
     """params.code of every rule: a digest of workflow/scripts/<script> and of the pipelib modules it
-    imports (transitively). Snakemake's code trigger sees only the script; with this param, editing a
-    pipelib module re-runs exactly the rules whose scripts use it (the params trigger).
+    imports (transitively; ``also``: those it imports by name, a view's module). Snakemake's code trigger
+    sees only the script; with this param, editing a pipelib module re-runs exactly the rules whose
+    scripts use it (the params trigger).
     """
-    return code_digest(Path(workflow.basedir) / "workflow" / "scripts" / script)
+    return code_digest(
+        Path(workflow.basedir) / "workflow" / "scripts" / script, also=tuple(also)
+    )
+
+
+def view_outputs(view):
+    """A table's CSV (and its further files), or a figure's PNG, SVG and data CSV; the first in the report."""
+    first = res(f"figures/{view.name}.png") if view.figure else res(f"{view.name}.csv")
+    if view.caption:
+        first = report(
+            first,
+            caption=f"../report/{view.caption}",
+            category=view.category,
+            subcategory=view.subcategory,
+        )
+    if view.figure:
+        return {
+            "png": first,
+            "svg": res(f"figures/{view.name}.svg"),
+            "data": res(f"figures/{view.name}.csv"),
+        }
+    return {"csv": first, **{k: res(v) for k, v in view.outputs.items()}}
+
+
+def view_log(view, kind):
+    """logs/<rule>.log of a table, logs/figures/<name>.log of a figure (benchmarks/ alike)."""
+    ext = "log" if kind == "logs" else "tsv"
+    where = f"figures/{view.name}" if view.figure else view.rule
+    return res(f"{kind}/{where}.{ext}")
 
 
 RAW_VIEW = Path(".snakemake/pipelib/raw")

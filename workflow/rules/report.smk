@@ -1,172 +1,34 @@
-# Reports: the privacy ledger, the paper tables (views of the methods' result rows), compare.csv.
+# Reports: every table and figure (one rule per entry of pipelib.report.registry.VIEWS: the privacy ledger,
+# the paper tables as views of the methods' result rows, compare.csv, the claims, the audit's table, each
+# figure as PNG and SVG with the data it is drawn from), and the reproduction pages (PAGES), all registered
+# for `snakemake --report`.
 
 
-rule partition_summary:
-    input:
-        expand(res("partitions/{scenario}/summary.json"), scenario=SCENARIOS),
-    output:
-        res("partitions.csv"),
-    log:
-        res("logs/partition_summary.log"),
-    benchmark:
-        res("benchmarks/partition_summary.tsv")
-    conda:
-        "../envs/pipelib.yaml"
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=5,
-    params:
-        code=code("partition_summary.py"),
-    script:
-        "../scripts/partition_summary.py"
+for view in VIEWS.values():
 
-
-rule privacy_ledger:
-    input:
-        D.release_files(),
-    output:
-        report(
-            res("privacy_ledger.csv"),
-            caption="../report/privacy_ledger.rst",
-            category="Privacy",
-        ),
-    log:
-        res("logs/privacy_ledger.log"),
-    benchmark:
-        res("benchmarks/privacy_ledger.tsv")
-    conda:
-        "../envs/pipelib.yaml"
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=5,
-    params:
-        code=code("privacy_ledger.py"),
-        delta_ref=config["privacy"]["delta_ref"],
-        preset=config["preset"],
-    script:
-        "../scripts/privacy_ledger.py"
-
-
-rule table2:
-    input:
-        results=[
-            f"{D.fedmd.table2_dir(*row)}/result.json" for row in D.fedmd.table2_rows()
-        ],
-        rounds=[
-            f"{D.fedmd.table2_dir(*row)}/rounds.parquet"
-            for row in D.fedmd.table2_rows()
-        ],
-        centralized=[f"{d}/result.json" for _, _, d in D.fedmd.centralized_runs()],
-        repeats=[
-            f"{D.fedmd.table2_dir(*row)}/result.json"
-            for row in D.fedmd.table2_repeats()
-        ],
-        repeat_rounds=[
-            f"{D.fedmd.table2_dir(*row)}/rounds.parquet"
-            for row in D.fedmd.table2_repeats()
-        ],
-    output:
-        csv=report(
-            res("table2.csv"), caption="../report/table2.rst", category="Paper 002"
-        ),
-        rounds=res("table2_rounds.parquet"),
-    log:
-        res("logs/table2.log"),
-    benchmark:
-        res("benchmarks/table2.tsv")
-    conda:
-        "../envs/pipelib.yaml"
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=10,
-    params:
-        code=code("table2.py"),
-        delta_ref=config["privacy"]["delta_ref"],
-        datasets={
-            label: {**spec, "party_archs": D.fedmd.party_archs(spec["scenario"])}
-            for label, spec in D.TABLE2.items()
-        },
-        rows=D.fedmd.table2_rows(),
-        centralized=[(label, arch) for label, arch, _ in D.fedmd.centralized_runs()],
-        repeats=[(label, run) for label, run, _ in D.fedmd.table2_repeats()],
-    script:
-        "../scripts/table2.py"
-
-
-rule table_rknn:
-    input:
-        [f"{d}/result.json" for _, d in D.distill.rknn_rows()],
-    output:
-        report(
-            res("table_rknn.csv"),
-            caption="../report/table_rknn.rst",
-            category="Paper 003",
-        ),
-    log:
-        res("logs/table_rknn.log"),
-    benchmark:
-        res("benchmarks/table_rknn.tsv")
-    conda:
-        "../envs/pipelib.yaml"
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=5,
-    params:
-        code=code("table_rknn.py"),
-        delta_ref=config["privacy"]["delta_ref"],
-        labels=[row["dataset"] for row, _ in D.distill.rknn_rows()],
-    script:
-        "../scripts/table_rknn.py"
-
-
-rule compare:
-    input:
-        D.result_files(),
-    output:
-        report(
-            res("compare.csv"), caption="../report/compare.rst", category="All methods"
-        ),
-    log:
-        res("logs/compare.log"),
-    benchmark:
-        res("benchmarks/compare.tsv")
-    conda:
-        "../envs/pipelib.yaml"
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=5,
-    params:
-        code=code("compare.py"),
-        delta_ref=config["privacy"]["delta_ref"],
-    script:
-        "../scripts/compare.py"
-
-
-rule claims:
-    input:
-        unpack(lambda wc: D.claim_sources()),
-    output:
-        report(res("claims.csv"), caption="../report/claims.rst", category="Claims"),
-    log:
-        res("logs/claims.log"),
-    benchmark:
-        res("benchmarks/claims.tsv")
-    conda:
-        "../envs/pipelib.yaml"
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=5,
-    params:
-        code=code("claims.py"),
-        preset=config["preset"],
-    script:
-        "../scripts/claims.py"
+    rule:
+        name:
+            view.rule
+        input:
+            unpack(lambda wc, v=view: v.inputs(D, wc)),
+        output:
+            **view_outputs(view),
+        log:
+            view_log(view, "logs"),
+        benchmark:
+            view_log(view, "benchmarks")
+        conda:
+            "../envs/pipelib.yaml"
+        threads: 1
+        resources:
+            mem_mb=view.mem_mb,
+            runtime=view.runtime,
+        params:
+            code=code("view.py", also=(view.module,)),
+            registered=view.make.__module__,
+            args=lambda wc, v=view: v.args(D, wc),
+        script:
+            "../scripts/view.py"
 
 
 rule reproduction_figure:
@@ -218,30 +80,3 @@ rule reproduction_page:
         },
     script:
         "../scripts/reproduction_page.py"
-
-
-rule figure_compare:
-    input:
-        res("compare.csv"),
-    output:
-        png=report(
-            res("figures/compare_{scenario}.png"),
-            caption="../report/figure_compare.rst",
-            category="All methods",
-        ),
-        svg=res("figures/compare_{scenario}.svg"),
-        data=res("figures/compare_{scenario}.csv"),
-    log:
-        res("logs/figures/compare_{scenario}.log"),
-    benchmark:
-        res("benchmarks/figures/compare_{scenario}.tsv")
-    conda:
-        "../envs/pipelib.yaml"
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=5,
-    params:
-        code=code("figure_compare.py"),
-    script:
-        "../scripts/figure_compare.py"

@@ -120,6 +120,11 @@ class AuditDesign(Part):
             "claim": claim,
         }
 
+    def table_files(self):
+        """Every audited release's row (results/audit.csv): the validation runs', then each method's."""
+        kinds = (self.rknn_entries, self.fedmd_entries, self.dpsgd_entries, self.ldpfl_entries, self.ldpdl_entries)
+        return self.validation_paths() + [e["path"] for kind in kinds for e in kind()]
+
     def validation_paths(self):
         names = ["none"] + [f"rr-eps{float(e)!r}" for e in self.d.AUDIT["validation"]]
         return [self.d.res(AuditRun("validation", None, name).path) for name in names]

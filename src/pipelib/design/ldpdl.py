@@ -161,6 +161,14 @@ class LdpdlDesign(Part):
             return self.result(party_variant(self.d.config, sc, n), mech, eps, self.d.LDPDL["per_query"], qs, "parties")
         return self.result(sc, mech, eps, self.d.LDPDL["per_query"], qs, self.owner_design(n))
 
+    def table_files(self):
+        """Table 1's result files: each entry's arms and its noise-free ceiling."""
+        return [e[k] for e in self.table_entries() for k in (*LDPDL_TABLE_ARMS, "ceiling") if k in e]
+
+    def figure_entries_of(self, ldset):
+        """The runs of one dataset's Figures 4-6 (``ldset``: the dataset's slug)."""
+        return [e for e in self.figure_entries() if self.d.slug(e["dataset"]) == ldset]
+
     def figure_entries(self):
         """Figures 4-6: accuracy against epsilon, N_Q and L; every mechanism with and without AQS."""
         f = self.d.LDPDL["figures"]

@@ -102,3 +102,7 @@ class LdpflDesign(Part):
     def p001_paths(self, name):
         """The result rows a paper-001 figure draws on."""
         return list(dict.fromkeys(p for a in FIGURE_P001[name] for p in self.paths(a)))
+
+    def p001_entries(self, name):
+        """The entries a paper-001 figure draws."""
+        return [e for e in self.entries() if e["artifact"] in FIGURE_P001[name]]

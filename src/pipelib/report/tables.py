@@ -359,6 +359,17 @@ FEDMD_BUDGET_COLUMNS = [
 PAPER_BUDGET = (20, 5000, 20)
 
 
+def table2_view(i, o, a: dict) -> pd.DataFrame:
+    """:func:`table2` from its job's named inputs (``i``), outputs (``o``: csv, rounds) and arguments (``a``:
+    the rows, the repeats and the centralized baselines, in the order of their inputs)."""
+    rows = [tuple(r) for r in a["rows"]]
+    runs = {row: [(result, rounds)] for row, result, rounds in zip(rows, i.results, i.rounds)}
+    for row, result, rounds in zip([tuple(r) for r in a["repeats"]], i.repeats, i.repeat_rounds):
+        runs[row].append((result, rounds))
+    centralized = dict(zip([tuple(c) for c in a["centralized"]], i.centralized))
+    return table2(a["datasets"], runs, centralized, o.csv, o.rounds, delta_ref=a["delta_ref"])
+
+
 def fedmd_budget(entries: list[dict], out_csv, delta_ref: float) -> pd.DataFrame:
     """results/fedmd_budget.csv: FedMD-NP and FedMD-NFDP against the distillation budget (rounds x public
     queries per round) and the public pre-training epochs, each accuracy (the mean over parties) with its
