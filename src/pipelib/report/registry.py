@@ -217,6 +217,21 @@ def _fedmd_view(rule, entries, caption):
     )
 
 
+def _p003_figure(name, entries):
+    """A figure of paper 003 (Figure 2(a)-(c), 2(d)): reverse k-NN result rows, with table_rknn's flags."""
+    return View(
+        f"figure_{name}",
+        name,
+        FIGURES,
+        lambda m, i, o, a: getattr(m, name)(dict(o.items()), a["entries"], {"table_rknn": i.table}),
+        lambda d, wc: {"results": [e["path"] for e in getattr(d.distill, entries)()], "table": d.res("table_rknn.csv")},
+        lambda d, wc: {"entries": getattr(d.distill, entries)()},
+        f"{name}.rst",
+        "Paper 003",
+        figure=True,
+    )
+
+
 def _with_table(d, table, made, files):
     """A figure's inputs with the table whose dataset-level flags it carries, where the config makes it."""
     return {**({"table": d.res(f"{table}.csv")} if made else {}), **files}
@@ -379,34 +394,8 @@ _VIEWS = [
         "Paper 002",
         figure=True,
     ),
-    View(
-        "figure_p003_queries_and_neighbours",
-        "p003_queries_and_neighbours",
-        FIGURES,
-        lambda m, i, o, a: m.p003_queries_and_neighbours(dict(o.items()), a["entries"], {"table_rknn": i.table}),
-        lambda d, wc: {
-            "results": [e["path"] for e in d.distill.p003_sweep_entries()],
-            "table": d.res("table_rknn.csv"),
-        },
-        lambda d, wc: {"entries": d.distill.p003_sweep_entries()},
-        "p003_queries_and_neighbours.rst",
-        "Paper 003",
-        figure=True,
-    ),
-    View(
-        "figure_p003_local_dp",
-        "p003_local_dp",
-        FIGURES,
-        lambda m, i, o, a: m.p003_local_dp(dict(o.items()), a["entries"], {"table_rknn": i.table}),
-        lambda d, wc: {
-            "results": [e["path"] for e in d.distill.p003_local_entries()],
-            "table": d.res("table_rknn.csv"),
-        },
-        lambda d, wc: {"entries": d.distill.p003_local_entries()},
-        "p003_local_dp.rst",
-        "Paper 003",
-        figure=True,
-    ),
+    _p003_figure("p003_queries_and_neighbours", "p003_sweep_entries"),
+    _p003_figure("p003_local_dp", "p003_local_entries"),
     View(
         "table_fedmd_ablation",
         "fedmd_ablation",
