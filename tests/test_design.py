@@ -207,3 +207,33 @@ def test_a_budget_point_sets_the_rules_settings_and_the_planned_work_alike(tmp_p
     assert work.fedmd(wc, sizes).total - work.fedmd(base, sizes).total >= 4 * digest
     archs = d.fedmd.party_archs("cifar_iid")
     assert archs == [d.FEDMD["architectures"][i % len(d.FEDMD["architectures"])] for i in range(len(archs))]
+
+
+def test_every_table_and_figure_the_design_asks_for_has_one_registered_view():
+    """pipelib.report.registry.VIEWS: each table and figure of the tiny design is made by exactly one entry,
+    whose inputs are files under the preset's results and whose arguments are plain data (Snakemake re-runs
+    a job when they change only if it can store them)."""
+    import json
+    import re
+
+    from pipelib.report.registry import VIEWS
+
+    d = design("tiny")
+    wanted = [f"{t}.csv" for t in d.tables()] + [f"figures/{f}.png" for f in d.figures()]
+    wanted += ["partitions.csv", "privacy_ledger.csv", "compare.csv", "claims.csv", "audit.csv", "figures/audit.png"]
+    wanted += [f"figures/compare_{sc}.png" for sc in d.compare_scenarios()]
+    for target in wanted:
+        made = []
+        for view in VIEWS.values():
+            path = f"figures/{view.name}.png" if view.figure else f"{view.name}.csv"
+            m = re.fullmatch(re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(path)), target)
+            if m:
+                made.append((view, Wildcards(m.groupdict())))
+        assert len(made) == 1, (target, [v.rule for v, _ in made])
+        view, wc = made[0]
+        files = [f for v in view.inputs(d, wc).values() for f in ([v] if isinstance(v, str) else v)]
+        assert all(f.startswith("results/tiny/") for f in files), (view.rule, files)
+        json.dumps(view.args(d, wc))  # plain data
+    table2 = VIEWS["table2"].inputs(d, Wildcards())
+    assert len(table2["results"]) == len(table2["rounds"]) == len(d.fedmd.table2_rows())
+    assert VIEWS["figure_p001"].args(d, Wildcards(p001="epsilon"))["figure"] == "epsilon"
