@@ -21,19 +21,42 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def count(report: str) -> dict:
-    """Submissions of a dry run's report: group jobs by group, ungrouped non-local jobs by rule, local jobs."""
+# Run Snakemake in a child process that first prints the workflow's local rules (a dry run prints every
+# job as `rule`, local or not): Workflow.check_localrules runs once, after every rule file is read.
+CHILD = """
+import sys
+import snakemake.api  # noqa: F401  (imports snakemake.workflow in the order it expects)
+from snakemake.workflow import Workflow
+check = Workflow.check_localrules
+def report(self):
+    print("PIPELIB_LOCALRULES:" + ",".join(sorted(self._localrules)), file=sys.stderr)
+    return check(self)
+Workflow.check_localrules = report
+from snakemake.cli import main
+sys.argv = ["snakemake", *sys.argv[1:]]
+main()
+"""
+
+
+def local_rules(stderr: str) -> set[str]:
+    found = re.findall(r"^PIPELIB_LOCALRULES:(.*)$", stderr, flags=re.M)
+    return set(found[-1].split(",")) - {""} if found else set()
+
+
+def count(report: str, local: set[str] = frozenset()) -> dict:
+    """Submissions of a dry run's report: group jobs by group, ungrouped jobs of rules not in ``local`` by
+    rule, local jobs (those of ``local`` outside a group, which Snakemake runs itself)."""
     groups = collections.Counter(re.findall(r"\] Group job (\S+) \(jobs", report))
     top = re.findall(r"^(rule|localrule) (\w+):", report, flags=re.M)
     # the target rule `all` has no command: Snakemake marks it done without a submission
-    ungrouped = collections.Counter(rule for kind, rule in top if kind == "rule" and rule != "all")
-    local = collections.Counter(rule for kind, rule in top if kind == "localrule")
+    is_local = [(kind == "localrule" or rule in local, rule) for kind, rule in top if rule != "all"]
+    ungrouped = collections.Counter(rule for on_host, rule in is_local if not on_host)
     grouped = collections.Counter(re.findall(r"^ {4}(?:local)?rule (\w+):", report, flags=re.M))
     return {
         "submissions": sum(groups.values()) + sum(ungrouped.values()),
         "group_jobs": dict(groups),
         "ungrouped": dict(ungrouped),
-        "local": sum(local.values()),
+        "local": sum(on_host for on_host, _ in is_local),
         "jobs_in_groups": sum(grouped.values()),
     }
 
@@ -45,7 +68,7 @@ def main() -> None:
     ap.add_argument("--configfile", help="a preset (default: the paper preset, config.yaml alone)")
     ap.add_argument("--top", type=int, default=10, help="rules to list (default 10)")
     args = ap.parse_args()
-    cmd = [sys.executable, "-m", "snakemake", "-n", *args.targets, "--workflow-profile", args.profile]
+    cmd = [sys.executable, "-c", CHILD, "-n", *args.targets, "--workflow-profile", args.profile]
     if args.configfile:
         cmd += ["--configfile", args.configfile]
     else:
@@ -53,7 +76,7 @@ def main() -> None:
     out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"the dry run failed ({out.returncode}):\n{(out.stdout + out.stderr)[-3000:]}")
-    c = count(out.stdout)
+    c = count(out.stdout, local_rules(out.stderr))
     n_groups, single = sum(c["group_jobs"].values()), sum(c["ungrouped"].values())
     print(f"{c['submissions']:,} SLURM submissions: {n_groups:,} group jobs ({c['jobs_in_groups']:,} jobs) and")
     print(f"{single:,} single jobs; {c['local']:,} local jobs (run by Snakemake itself)")

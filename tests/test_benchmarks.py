@@ -168,3 +168,7 @@ rule fedmd:
     c = slurm_submissions.count(report)
     assert c["submissions"] == 3 and c["group_jobs"] == {"nfdp": 1} and c["jobs_in_groups"] == 2
     assert c["ungrouped"] == {"fedmd": 2} and c["local"] == 1
+    # a dry run prints local jobs as `rule`: the workflow's local rules say which
+    c = slurm_submissions.count(report.replace("localrule table2", "rule table2"), {"table2"})
+    assert c["submissions"] == 3 and c["local"] == 1
+    assert slurm_submissions.local_rules("x\nPIPELIB_LOCALRULES:a,table2\n") == {"a", "table2"}

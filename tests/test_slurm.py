@@ -2,8 +2,9 @@
 
 cluster/start-local-slurm.sh brings up slurmctld + slurmd on this machine (installing Debian's packages
 if needed); the tiny preset's privacy ledger and one FedMD row (ingest -> partition -> party tables ->
-NFDP samples -> ledgers -> pre-training -> FedMD) then run once locally and once as SLURM jobs, and
-every output file must match.  Needs root and Debian's SLURM packages (or apt-get to install them);
+NFDP samples -> ledgers -> pre-training -> FedMD) and one LDP-DL run then run once locally and once as
+SLURM jobs (the seconds-long ones in the profile's groups), and every output file must match; the reduced
+preset's submissions are counted from a dry run.  Needs root and Debian's SLURM packages (or apt-get to install them);
 skips otherwise.  Marker: slurm (`pytest -m "not slurm"` leaves it out).
 """
 
@@ -33,9 +34,11 @@ START, STOP = REPO / "cluster" / "start-local-slurm.sh", REPO / "cluster" / "sto
 
 # One NFDP ledger of the tiny preset (ingest, partition, party tables, samples, ledger of cifar_iid) and
 # one FedMD row (FEMNIST's ingest and partitions, its NFDP samples and ledger, two pre-trainings, FedMD).
+# And one LDP-DL run (its teachers, then plan, release and student twice: the `ldpdl` group).
 TARGETS = [
     "results/tiny/samples/cifar_iid/without_replacement-k16/ledger.csv",
     "results/tiny/fedmd/femnist_iid/softmax/nfdp-with_replacement-k16/result.json",
+    "results/tiny/ldpdl/femnist_iid/pm-eps8.0-q2-parties-aqs/iter-2/result.json",
 ]
 # ingest does not use its threads; asking for 2 checks that a rule's threads reach sbatch --cpus-per-task
 THREADS = ["--set-threads=ingest=2"]
@@ -49,6 +52,7 @@ LOCAL_SITE = {
     "seconds-between-status-checks": 2,
     "slurm-keep-successful-logs": True,  # the plugin's per-job logs, checked below
     "retries": 0,  # a failing job fails the test at once
+    "cores": len(os.sched_getaffinity(0)),  # a group job asks at most the node's CPUs
 }
 PARTITION = "debug"
 
@@ -171,30 +175,28 @@ def runs(cluster, tmp_path_factory, data_root):
     return local, remote, log
 
 
-def slurm_jobs(log: str) -> dict[str, str]:
-    """SLURM job id -> rule, from the SLURM run's log."""
-    blocks = re.finditer(r"^rule (\w+):\n(?:    .*\n)*?    jobid: (\d+)$", log, flags=re.M)
-    rule_of = {m.group(2): m.group(1) for m in blocks}
-    submitted = re.findall(r"Job (\d+) has been submitted with SLURM jobid (\d+)", log)
-    return {slurm: rule_of[job] for job, slurm in submitted}
+def submissions(log: str) -> list[tuple[str, str, str]]:
+    """(SLURM job id, what it ran: ``rule_<rule>`` or ``group_<group>``, the plugin's log) of every sbatch."""
+    found = re.findall(r"Job \S+ has been submitted with SLURM jobid (\d+) \(log: (\S+)\)\.", log)
+    return [(job, re.search(r"/((?:rule|group)_\w+)/", path).group(1), path) for job, path in found]
+
+
+GROUPED = {"partition", "party_data", "nfdp_sample", "nfdp_ledger", "ldpdl_plan", "ldpdl_release", "ldpdl_student"}
 
 
 def test_jobs_ran_as_slurm_jobs(runs):
     _, remote, log = runs
-    submitted = re.findall(r"Job \d+ has been submitted with SLURM jobid (\d+) \(log: (\S+)\)\.", log)
-    finished = re.findall(r"Finished jobid: \d+ \(Rule: (\w+)\)", log)
-    assert submitted and len(submitted) == len(finished), tail(log)
-    assert {
-        "ingest",
-        "partition",
-        "party_data",
-        "nfdp_sample",
-        "nfdp_ledger",
-        "pretrain",
-        "fedmd",
-    } <= set(finished)
-    ids = {job for job, _ in submitted}
-    for _, slurm_log in submitted:  # the plugin's per-job log, kept by slurm-keep-successful-logs
+    submitted = submissions(log)
+    finished = re.findall(r"Finished jobid: \S+ \(Rule: (\w+)\)", log)
+    assert submitted, tail(log)
+    assert GROUPED | {"ingest", "pretrain", "fedmd", "ldpdl_teachers"} <= set(finished), tail(log)
+    # the seconds-long jobs went to SLURM in groups (profiles/slurm `groups`), never one sbatch each
+    kinds = {kind for _, kind, _ in submitted}
+    assert {"group_data", "group_nfdp", "group_ldpdl"} <= kinds, kinds
+    assert not {f"rule_{r}" for r in GROUPED} & kinds, kinds
+    assert len(submitted) < len(finished) - 10, (len(submitted), len(finished))
+    ids = {job for job, _, _ in submitted}
+    for _, _, slurm_log in submitted:  # the plugin's per-job log, kept by slurm-keep-successful-logs
         assert Path(slurm_log).is_file() and Path(slurm_log).resolve().is_relative_to(remote.resolve()), slurm_log
     # SLURM's own record (slurmctld keeps finished jobs for MinJobAge): every job of this run completed
     run_id = re.search(r"SLURM run ID: (\S+)", log).group(1)
@@ -211,10 +213,35 @@ def test_jobs_ran_as_slurm_jobs(runs):
     assert set(record) == ids, queue
     assert {state for state, _, _ in record.values()} == {"COMPLETED"}, queue
     assert {partition for _, partition, _ in record.values()} == {PARTITION}
-    # threads -> --cpus-per-task: ingest asked for 2 CPUs (THREADS), every other rule of tiny for 1
-    rules = slurm_jobs(log)
-    assert {cpus for job, (_, _, cpus) in record.items() if rules.get(job) == "ingest"} == {2}, (rules, record)
-    assert {cpus for job, (_, _, cpus) in record.items() if rules.get(job) != "ingest"} == {1}
+    # threads -> --cpus-per-task: ingest asked for 2 CPUs (THREADS), every other single rule of tiny for 1; a
+    # group asks for its widest step's, at most the profile's cores
+    kind = {job: k for job, k, _ in submitted}
+    assert {cpus for job, (_, _, cpus) in record.items() if kind[job] == "rule_ingest"} == {2}, (kind, record)
+    singles = {
+        cpus for job, (_, _, cpus) in record.items() if kind[job].startswith("rule_") and kind[job] != "rule_ingest"
+    }
+    assert singles == {1}, (kind, record)
+    groups = [cpus for job, (_, _, cpus) in record.items() if kind[job].startswith("group_")]
+    assert groups and all(1 <= c <= LOCAL_SITE["cores"] for c in groups), (kind, record)
+
+
+def test_the_reduced_preset_submits_a_few_hundred_jobs():
+    """benchmarks/slurm_submissions.py on the reduced preset through profiles/slurm (a dry run: no cluster):
+    the groups and local rules keep it under 400 sbatch submissions (3,359 one job each)."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        import slurm_submissions
+    finally:
+        sys.path.pop(0)
+    cmd = [sys.executable, "-c", slurm_submissions.CHILD, "-n", "--workflow-profile", str(REPO / "profiles" / "slurm")]
+    out = subprocess.run(
+        [*cmd, "--configfile", str(REPO / "presets" / "reduced.yaml")], cwd=REPO, capture_output=True, text=True
+    )
+    assert out.returncode == 0, tail(out.stdout + out.stderr)
+    c = slurm_submissions.count(out.stdout, slurm_submissions.local_rules(out.stderr))
+    assert c["submissions"] < 400, c
+    assert c["jobs_in_groups"] > 2000 and c["local"] > 50, c
+    assert not GROUPED & set(c["ungrouped"]), c["ungrouped"]
 
 
 def test_slurm_job_sees_its_cpus(cluster):

@@ -17,6 +17,7 @@ for view in VIEWS.values():
             view_log(view, "logs"),
         benchmark:
             view_log(view, "benchmarks")
+        localrule: True
         conda:
             "../envs/pipelib.yaml"
         threads: 1
@@ -42,6 +43,7 @@ rule reproduction_figure:
         res("benchmarks/reproduction_figure/{name}.tsv")
     wildcard_constraints:
         name="p00[0-9]_[a-z0-9_]+|compare_[a-z0-9_-]+|audit",
+    localrule: True
     conda:
         "../envs/pipelib.yaml"
     threads: 1
@@ -63,6 +65,7 @@ rule reproduction_page:
         res("benchmarks/reproduction_page/{page}.tsv")
     wildcard_constraints:
         page="|".join(D.PAGES + D.EXTRA_PAGES),
+    localrule: True
     conda:
         "../envs/pipelib.yaml"
     threads: 1
