@@ -178,7 +178,11 @@ def runs(cluster, tmp_path_factory, data_root):
 def submissions(log: str) -> list[tuple[str, str, str]]:
     """(SLURM job id, what it ran: ``rule_<rule>`` or ``group_<group>``, the plugin's log) of every sbatch."""
     found = re.findall(r"Job \S+ has been submitted with SLURM jobid (\d+) \(log: (\S+)\)\.", log)
-    return [(job, re.search(r"/((?:rule|group)_\w+)/", path).group(1), path) for job, path in found]
+    out = []
+    for job, path in found:  # the plugin's log folder: rule_<rule>/, or group_<group>_<its rules>/
+        kind = re.search(r"/((?:rule|group)_\w+)/", path).group(1)
+        out.append((job, kind if kind.startswith("rule_") else "_".join(kind.split("_")[:2]), path))
+    return out
 
 
 GROUPED = {"partition", "party_data", "nfdp_sample", "nfdp_ledger", "ldpdl_plan", "ldpdl_release", "ldpdl_student"}
