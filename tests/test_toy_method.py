@@ -100,3 +100,20 @@ def test_a_toy_paper_method_with_a_table_and_a_page_is_one_module_one_rule_file_
     text = (wf / page).read_text()
     assert text.startswith("# Toy") and text.count("\n| ") == 3  # the header and one line per run
     assert "snakemake --cores 2 results/tiny/table_toy.csv --configfile presets/tiny.yaml" in text
+
+
+def test_a_table_registered_after_the_report_rules_is_refused(toy_workflow, data_root):
+    """report.smk makes a rule per registered table or figure: a rule file included after it would register a
+    table with no rule, which the workflow refuses at load, naming it."""
+    import subprocess
+
+    snakefile = toy_workflow / "Snakefile"
+    text = snakefile.read_text().replace('include: "workflow/rules/toy.smk"\n', "")
+    report = 'include: "workflow/rules/report.smk"\n'
+    snakefile.write_text(text.replace(report, report + 'include: "workflow/rules/toy.smk"\n'))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TOY), os.environ.get("PYTHONPATH", "")])}
+    cmd = [sys.executable, "-m", "snakemake", "-n", "--snakefile", str(snakefile), "--directory", str(toy_workflow)]
+    cmd += ["--cores", "1", "--configfile", str(TINY), "--config", f"data_root={data_root}"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    assert proc.returncode != 0
+    assert "registered after workflow/rules/report.smk was read: table_toy" in proc.stdout + proc.stderr

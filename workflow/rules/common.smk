@@ -88,11 +88,19 @@ wildcard_constraints:
 
 
 def check_roles():
-    """Every rule plays a declared role in the threat model (pipelib.stages), or nothing runs."""
+    """Every rule plays a declared role in the threat model (pipelib.stages), and every registered table
+    and figure has its rule, or nothing runs."""
     problems = rule_roles([r.name for r in workflow.rules])
     if problems:
         roles = "dealer, party, teachers, curator, owners, public, server, federation, baseline, audit, report"
         raise WorkflowError(f"{'; '.join(problems)}: add it with its role ({roles})")
+    # a table or figure registered after report.smk made the views' rules would have no rule
+    late = sorted(set(VIEWS) - {r.name for r in workflow.rules})
+    if late:
+        raise WorkflowError(
+            f"tables or figures registered after workflow/rules/report.smk was read: {', '.join(late)}: "
+            "include the rule file that registers them before report.smk"
+        )
 
 
 # no-op starts skip the parses (beside the Snakefile: keyed by content, one cache serves every --directory)

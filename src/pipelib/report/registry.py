@@ -6,8 +6,9 @@ its file, its inputs and arguments (functions of the design and the job's wildca
 writes it and its caption in ``snakemake --report``.  The design (inputs, the default target), the rules
 (workflow/rules/report.smk defines one rule per entry) and the scripts (reproduction_page.py, view.py) all
 read these, so a new page, table or figure is one entry here (or a method module's ``register_*`` call) and
-its function.  This module imports no report module: a job's code digest covers only its own entry's
-module (``View.module``)."""
+its function.  This module imports no report module: a table's or figure's code digest covers view.py, this
+registry and its own entry's module (``View.module``) with what that imports, so editing the figures module
+re-runs the figures only, and editing any entry here re-runs every table and figure (seconds)."""
 
 from __future__ import annotations
 
