@@ -529,7 +529,6 @@ def test_audit_findings_say_what_each_row_can_and_cannot_show():
 # ------------------------------------------------------------------ one style: intervals, colours, flags
 
 CLOSED_FORMS = {"p002_privacy_vs_parties", "p002_privacy_vs_k", "audit"}  # no accuracy plotted
-PER_PARTY = {"p002_rounds"}  # every party's curve (rounds tables hold no test count): no interval yet
 
 
 def drawn(name, data, tmp_path, monkeypatch):
@@ -556,7 +555,8 @@ def styled(fig, strict: bool = True) -> list[tuple[str, str]]:
                 continue
             data_line, caps, bars = c.lines
             assert c.has_yerr and bars, c.series
-            assert tuple(bars[0].get_color()[0]) == to_rgba(style.color(*c.series)), c.series
+            # the fixed colour's hue (a series may be drawn lighter: each party under their mean)
+            assert tuple(bars[0].get_color()[0])[:3] == to_rgba(style.color(*c.series))[:3], c.series
             in_series |= {id(x) for x in (data_line, *caps) if x is not None}
             found.append(c.series)
         if not strict:
@@ -595,6 +595,55 @@ def test_a_series_has_its_interval_its_fixed_colour_and_hollow_flagged_points(tm
     assert any("flagged" in t.get_text() for t in ax.get_legend().get_texts())
 
 
+def test_compare_figure_draws_evaluation_only_rows_apart_from_their_methods_curve(tmp_path, monkeypatch):
+    row = {"mechanism": "x", "delta": 1e-6, "delta_vacuous": False, "guarantee_kind": "party", "claim_kind": "party"}
+    row |= {"protected_unit": "record", "accuracy_low": 0.3, "accuracy_high": 0.9}
+    data = pd.DataFrame(
+        [
+            {**row, "method": "FedMD-NFDP", "epsilon": 0.1, "claim_epsilon": 0.1, "accuracy": 0.5},
+            {**row, "method": "FedMD-NFDP", "epsilon": 1.0, "claim_epsilon": 1.0, "accuracy": 0.6},
+            {**row, "method": "FedMD-LDP", "epsilon": 0.1, "claim_epsilon": 0.1, "accuracy": 0.8},
+        ]
+    ).assign(evaluation_only=[False, False, True])
+    ax = drawn("compare_s", data, tmp_path, monkeypatch).axes[0]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "FedMD-LDP (evaluation only)" in labels and "FedMD-LDP" not in labels and "FedMD-NFDP" in labels
+    dashed = [x for x in ax.lines if x.get_linestyle() == "--" and len(x.get_xdata())]
+    assert [list(x.get_ydata()) for x in dashed] == [[0.8]]  # its own line, not joined to NFDP's curve
+    assert [t.get_text() for t in ax.texts] == ["eval. only"] and "dashed: evaluation only" in ax.get_title()
+
+
+def test_figure3_draws_each_party_and_their_mean_with_intervals(tmp_path, monkeypatch):
+    from pipelib import stats
+
+    rounds = pd.DataFrame(
+        {
+            "dataset": "CIFAR-10",
+            "method": "FedMD-NFDP",
+            "k": 16,
+            "round": [0, 1, 0, 1, 0, 1],
+            "party": [0, 0, 1, 1, 2, 2],
+            "arch": "x",
+            "accuracy": [0.40, 0.60, 0.30, 0.55, 0.35, 0.50],
+            "test_n": 600,
+        }
+    )
+    data = F.rounds_data(rounds, "FedMD-NFDP", 16)
+    assert (data["accuracy_low"] < data["accuracy"]).all() and (data["accuracy"] < data["accuracy_high"]).all()
+    assert tuple(data.loc[0, ["accuracy_low", "accuracy_high"]]) == tuple(round(v, 4) for v in stats.wilson(240, 600))
+    mean = F.rounds_mean(data)
+    assert list(mean["accuracy"].round(4)) == [0.35, 0.55]
+    assert tuple(mean.loc[1, ["accuracy_low", "accuracy_high"]]) == stats.mean_accuracy_interval([0.6, 0.55, 0.5], 600)
+    fig = drawn("p002_rounds", data, tmp_path, monkeypatch)
+    assert styled(fig) == [("method", "FedMD-NFDP")] * 4  # three parties and their mean, each with its interval
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["each party", "mean over the parties"]
+    old = F.rounds_data(rounds.drop(columns="test_n"), "FedMD-NFDP", 16)  # a rounds table without test counts
+    assert "accuracy_low" not in old
+    monkeypatch.undo()  # save writes files again
+    F.plot_rounds(old, outputs(tmp_path, "old"))
+    assert len(written(outputs(tmp_path, "old"))) == 6
+
+
 @pytest.mark.workflow
 def test_every_figure_of_the_tiny_run_draws_intervals_in_fixed_colours(tiny, tmp_path, monkeypatch):
     figures = sorted((tiny / "results/tiny/figures").glob("*.csv"))
@@ -603,7 +652,7 @@ def test_every_figure_of_the_tiny_run_draws_intervals_in_fixed_colours(tiny, tmp
         name = path.stem
         assert F.plotter(name) is not None, name
         fig = drawn(name, pd.read_csv(path), tmp_path, monkeypatch)
-        accuracies = name not in CLOSED_FORMS | PER_PARTY  # closed forms and per-party curves: lines alone
+        accuracies = name not in CLOSED_FORMS  # closed forms: lines alone
         series = styled(fig, strict=accuracies and not name.startswith("compare_"))
         if accuracies:
             assert series, f"{name}: no accuracy series with its interval"

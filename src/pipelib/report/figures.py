@@ -315,24 +315,54 @@ def p002_budget(out: dict, table_csv) -> pd.DataFrame:
 
 
 def rounds_data(rounds: pd.DataFrame, method: str, k: int) -> pd.DataFrame:
-    """Figure 3: every party's accuracy after every round, for one Table 2 row per dataset."""
+    """Figure 3: every party's accuracy after every round, for one Table 2 row per dataset, with its Wilson
+    interval over the row's ``test_n`` test records (rounds tables written before they held it: none)."""
     keep = (rounds["method"] == method) & (rounds["k"] == k)
-    return rounds.loc[keep, ["dataset", "method", "k", "round", "party", "arch", "accuracy"]].reset_index(drop=True)
+    cols = ["dataset", "method", "k", "round", "party", "arch", "accuracy"] + (["test_n"] if "test_n" in rounds else [])
+    data = rounds.loc[keep, cols].reset_index(drop=True)
+    return stats.with_accuracy_interval(data, "test_n", 4) if "test_n" in data else data
+
+
+def rounds_mean(g: pd.DataFrame) -> pd.DataFrame:
+    """The parties' mean accuracy after each round, with its 95 % interval over the parties and the test
+    records (:func:`pipelib.stats.mean_accuracy_interval`)."""
+    rows = []
+    for r, p in g.groupby("round"):
+        low, high = stats.mean_accuracy_interval(p["accuracy"], int(p["test_n"].iloc[0]))
+        rows.append({"round": r, "accuracy": p["accuracy"].mean(), "accuracy_low": low, "accuracy_high": high})
+    return pd.DataFrame(rows)
+
+
+PARTY_LINE = {"marker": ".", "markersize": 3, "linewidth": 0.5, "elinewidth": 0.5, "capsize": 0, "alpha": 0.35}
 
 
 def plot_rounds(data: pd.DataFrame, out: dict) -> None:
+    """Each party's accuracy per round (thin, with its interval over the test records) and their mean (bold,
+    with its interval over the parties and the test records), in the method's colour."""
     plt = _plt()
     labels = list(dict.fromkeys(data["dataset"]))
-    fig, axes = plt.subplots(1, len(labels), figsize=(4.2 * len(labels), 3.2), squeeze=False)
+    fig, axes = plt.subplots(1, len(labels), figsize=(4.2 * len(labels) + 1.6, 3.2), squeeze=False)
     for ax, label in zip(axes[0], labels):
         g = data[data["dataset"] == label]
-        for party, p in g.groupby("party"):
-            ax.plot(p["round"], p["accuracy"], marker=".", label=f"party {party}")
+        series = ("method", g["method"].iloc[0])
+        if "accuracy_low" not in g:  # a rounds table without test counts: the parties' points alone
+            for _, p in g.groupby("party"):
+                ax.plot(p["round"], p["accuracy"], marker=".", color=style.color(*series), linewidth=0.6)
+        else:
+            parties = list(g.groupby("party"))
+            step = min(0.06, 0.5 / len(parties))  # parties side by side at each round, so their bars read apart
+            for i, (_, p) in enumerate(parties):
+                p = p.assign(round=p["round"] + (i - (len(parties) - 1) / 2) * step)
+                label_ = "each party" if i == 0 else None
+                style.accuracy(ax, p, "round", series=series, label=label_, **PARTY_LINE)
+            mean = rounds_mean(g)
+            style.accuracy(ax, mean, "round", series=series, linewidth=2.2, zorder=3, label="mean over the parties")
         ax.set_title(f"({'ab'[labels.index(label) % 2]}) {label}, {g['method'].iloc[0]} k = {g['k'].iloc[0]}")
         ax.set_xlabel("communication round (0: after initialization)")
         integer_x(ax)
-        ax.set_ylabel("test accuracy")
-    axes[0][0].legend(ncol=2)
+        ax.set_ylabel("test accuracy (95 % intervals)")
+    if "accuracy_low" in data:
+        style.legend_outside(axes[0][-1], fontsize=7)
     save(fig, data, out)
 
 
@@ -811,7 +841,7 @@ def compare_data(table: pd.DataFrame, scenario: str) -> pd.DataFrame:
     """The rows of one scenario (variants with other numbers of parties excluded), best first per method."""
     cols = ["method", "mechanism", "epsilon", "delta", "delta_vacuous", "guarantee_kind", "claim_kind"]
     cols += ["claim_epsilon", "accuracy", "protected_unit"] + (["regime"] if "regime" in table else [])
-    cols += [c for c in ("accuracy_low", "accuracy_high") if c in table]
+    cols += [c for c in ("accuracy_low", "accuracy_high", "evaluation_only") if c in table]
     rows = table[table["scenario"] == scenario][cols]
     return rows.sort_values(["method", "epsilon", "accuracy"], kind="stable").reset_index(drop=True)
 
@@ -821,21 +851,32 @@ def plot_compare(data: pd.DataFrame, scenario: str, out: dict) -> None:
     of guarantee (its best row at each epsilon; every row a marker), marker shape by the guarantee's kind
     (hollow where delta >= 1/n: a vacuous delta; faded where the row is outside its paper's regime); paper
     001's per-weight claim drawn where it claims to be, joined to its composed guarantee by a dotted line.  No
-    mechanism: at the right edge."""
+    mechanism: at the right edge.  Evaluation-only rows (FedMD-LDP: parties trained on all their records, only
+    the answers noised) are a dashed line of their own, labelled so, never part of the method's curve."""
 
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7.6, 3.6))
+    data = data.assign(
+        evaluation_only=data["evaluation_only"].astype(str).eq("True") if "evaluation_only" in data else False
+    )
     finite = data["epsilon"].replace(math.inf, np.nan)
     hi = float(np.nanmax([finite.max(), data["claim_epsilon"].replace(math.inf, np.nan).max(), 1.0]))
     edge = 10 ** math.ceil(math.log10(hi) + 0.5)
     x = finite.fillna(edge)
     color = {m: style.color("method", m) for m in data["method"].drop_duplicates()}
     for method, c in color.items():
-        ax.plot([], [], linewidth=1, color=c, label=method)
-    for (method, kind), g in data.groupby(["method", "guarantee_kind"], sort=False):
+        evaluation = data.loc[data["method"] == method, "evaluation_only"]
+        if not evaluation.all():
+            ax.plot([], [], linewidth=1, color=c, label=method)
+        if evaluation.any():
+            ax.plot([], [], linewidth=1, linestyle="--", color=c, label=f"{method} (evaluation only)")
+    for (method, kind, evaluation), g in data.groupby(["method", "guarantee_kind", "evaluation_only"], sort=False):
         c = color[method]
         best = g["accuracy"].groupby(x[g.index]).max()  # the curve: the best row at each epsilon
-        ax.plot(best.index, best.values, linewidth=1, color=c)
+        ax.plot(best.index, best.values, linewidth=1, color=c, linestyle="--" if evaluation else "-")
+        if evaluation:  # named at its points too: one point draws no dashes
+            for xi, yi in zip(best.index, best.values):
+                ax.annotate("eval. only", (xi, yi), xytext=(4, 3), textcoords="offset points", fontsize=6, color=c)
         if "accuracy_low" in g:
             style.intervals(ax, x[g.index], g, series=("method", method))
         for i in g.index:
@@ -859,7 +900,10 @@ def plot_compare(data: pd.DataFrame, scenario: str, out: dict) -> None:
     ax.axvline(edge, color="grey", linewidth=0.6, linestyle=":")
     ax.set_xlabel(f"epsilon of the guarantee (log; at {edge:g}: no mechanism)")
     ax.set_ylabel("test accuracy")
-    ax.set_title(f"{scenario}: every method (hollow: delta >= 1/n; faded: outside its paper's regime)")
+    dashed = "; dashed: evaluation only" if data["evaluation_only"].any() else ""
+    ax.set_title(
+        f"{scenario}: every method\n(hollow: delta >= 1/n; faded: outside its paper's regime{dashed})", fontsize=9
+    )
     ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     save(fig, data, out)
 

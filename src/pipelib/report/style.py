@@ -60,13 +60,13 @@ def accuracy(ax, rows: pd.DataFrame, x: str, *, series: tuple[str, str], y: str 
     """One accuracy series of ``rows`` (columns ``x``, ``y`` and its 95 % interval ``y_low``, ``y_high``) as
     a line with error bars, in the fixed colour of ``series`` = (kind, name) (kind: method, mechanism or
     dataset); points where ``flagged`` is true are hollow; ``line``: matplotlib's (label, marker,
-    linestyle).  Returns the errorbar container (``container.series`` = (kind, name))."""
+    linestyle, alpha, capsize, elinewidth).  Returns the errorbar container (``container.series`` = (kind, name))."""
     xs, ys = rows[x].to_numpy(dtype=float), rows[y].to_numpy(dtype=float)
     low, high = rows[f"{y}_low"].to_numpy(dtype=float), rows[f"{y}_high"].to_numpy(dtype=float)
     c = color(*series)
     err = np.nan_to_num(np.vstack([np.clip(ys - low, 0, None), np.clip(high - ys, 0, None)]))
     container = ax.errorbar(
-        xs, ys, yerr=err, color=c, capsize=2, elinewidth=0.8, **{"marker": "o", "linestyle": "-", **line}
+        xs, ys, yerr=err, color=c, **{"capsize": 2, "elinewidth": 0.8, "marker": "o", "linestyle": "-", **line}
     )
     container.series = (series[0], str(series[1]))
     if flagged is not None:

@@ -253,7 +253,8 @@ def table2(datasets: dict, runs: dict, centralized: dict, out_csv, out_rounds, d
         printed = paper.table2(label, r["method"], paper_k)
         peak = peak_over_seeds([p for _, p in paths])
         rows.append({**r, "dataset": label, "paper_k": paper_k if printed else None, **_printed(printed), **peak})
-        rounds.append(read_table(paths[0][1]).to_pandas().assign(dataset=label, method=r["method"], k=r["k"]))
+        first = read_table(paths[0][1]).to_pandas()  # Figure 3: the first run's parties, on its test records
+        rounds.append(first.assign(dataset=label, method=r["method"], k=r["k"], test_n=int(repeats[0]["test_n"])))
     # Centralized: each party's architecture trained on the pooled data; averaged like the other rows.
     for label, spec in datasets.items():
         per_arch = {arch: read_result(p) for (lab, arch), p in centralized.items() if lab == label}
