@@ -47,11 +47,8 @@ def test_the_presets_name_the_architectures_of_every_method():
         assert any(n.startswith(kind) for n in names), (kind, names)
 
 
-@pytest.mark.parametrize("name", preset_architectures())
-@pytest.mark.parametrize("shape", [(1, 28, 28), (3, 32, 32)], ids=["gray28", "rgb32"])
-def test_every_preset_architecture_starts_input_dependent_and_descends(name, shape):
-    torch.manual_seed(0)
-    model = models.build(name, shape, 10)
+def starts_input_dependent_and_descends(model: nn.Module, shape, name: str) -> None:
+    """The floor on the logits' spread at initialization, and one SGD step lowering the loss."""
     _train_mode_without_dropout(model)
     g = torch.Generator().manual_seed(1)
     x = torch.rand(32, *shape, generator=g) * 2 - 1  # the training loop's pixel range [-1, 1]
@@ -67,6 +64,30 @@ def test_every_preset_architecture_starts_input_dependent_and_descends(name, sha
     with torch.no_grad():
         after = F.cross_entropy(model(x), y)
     assert after < before, f"{name}: one SGD step raised the loss ({before:.5f} -> {after:.5f})"
+
+
+@pytest.mark.parametrize("name", preset_architectures())
+@pytest.mark.parametrize("shape", [(1, 28, 28), (3, 32, 32)], ids=["gray28", "rgb32"])
+def test_every_preset_architecture_starts_input_dependent_and_descends(name, shape):
+    torch.manual_seed(0)
+    starts_input_dependent_and_descends(models.build(name, shape, 10), shape, name)
+
+
+@pytest.mark.parametrize("preset", ["paper", "reduced", "tiny"])
+def test_every_ldpfl_model_trains_from_the_initialization_its_preset_sets(preset):
+    """LDP-FL's models as its jobs build them (``ldpfl.init``, per dataset): He or PyTorch's default."""
+    from pipelib import config as cfgmod
+    from pipelib.methods import ldpfl
+    from pipelib.settings import LdpflSettings
+
+    files = [REPO / "config.yaml"] + ([] if preset == "paper" else [REPO / f"presets/{preset}.yaml"])
+    config = cfgmod.validate(cfgmod.load(*files))
+    for label, entry in config["ldpfl"]["datasets"].items():
+        settings = LdpflSettings.of(config, entry["scenario"])
+        shape = (3, 32, 32) if label == "CIFAR-10" else (1, 28, 28)
+        torch.manual_seed(0)
+        model = ldpfl.initial_model(settings, shape, 10)
+        starts_input_dependent_and_descends(model, shape, f"{preset} {label} {settings.arch} ({settings.init})")
 
 
 def test_default_initialization_of_the_plain_vgg_is_below_the_floor():

@@ -129,8 +129,8 @@ class LdpflSettings:
     group: int = 100
     batch: int = 10
     local_epochs: int = 1
-    adaptive_range: str = "noisy"
-    init: str = "he"
+    adaptive_range: str = "projected"
+    init: str = "torch"
 
     @classmethod
     def parse(cls, mapping: dict) -> LdpflSettings:

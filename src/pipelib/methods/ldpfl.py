@@ -91,6 +91,15 @@ def torch_default_init(model: torch.nn.Module) -> None:
             m.reset_parameters()
 
 
+def initial_model(settings: LdpflSettings, in_shape: tuple, n_classes: int) -> torch.nn.Module:
+    """The global model before round 1: ``settings.arch`` under ``settings.init`` (``he``: the models' own
+    He initialization; ``torch``: :func:`torch_default_init`), drawn from the seeded global generator."""
+    model = build(settings.arch, in_shape, n_classes)
+    if settings.init == "torch":
+        torch_default_init(model)
+    return model
+
+
 def share_in_box(params: dict[str, torch.Tensor], c: float, r: float) -> float:
     """The share of all values of ``params`` inside [c - r, c + r]: what a fixed box leaves unclipped."""
     inside = sum(int(((v - c).abs() <= r).sum()) for v in params.values())
@@ -264,10 +273,7 @@ def run_row(job: Job, settings: LdpflSettings) -> dict:
     ]  # client i's FedAvg code path touches clients[i] only
     train_seed = torch_seed(seed, "ldpfl", key)
     loop.seed_everything(train_seed)
-    model = build(settings.arch, tuple(x_test.shape[1:]), len(meta["task_classes"]))
-    if settings.init == "torch":
-        torch_default_init(model)
-    model = model.to(dev)
+    model = initial_model(settings, tuple(x_test.shape[1:]), len(meta["task_classes"])).to(dev)
     start = {k: v.detach().clone() for k, v in model.named_parameters()}
     rule = settings.adaptive_range
     server = Server(start, len(clients), fraction, seed, key, ranges if mechanism else (0.0, 1.0), rule)
