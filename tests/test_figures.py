@@ -634,6 +634,8 @@ def test_figure3_draws_each_party_and_their_mean_with_intervals(tmp_path, monkey
     mean = F.rounds_mean(data)
     assert list(mean["accuracy"].round(4)) == [0.35, 0.55]
     assert tuple(mean.loc[1, ["accuracy_low", "accuracy_high"]]) == stats.mean_accuracy_interval([0.6, 0.55, 0.5], 600)
+    gap = F.rounds_mean(data.assign(accuracy=[0.40, float("nan"), 0.30, 0.55, 0.35, 0.50]))  # a party not evaluated
+    assert tuple(gap.loc[1, ["accuracy_low", "accuracy_high"]]) == stats.mean_accuracy_interval([0.55, 0.5], 600)
     fig = drawn("p002_rounds", data, tmp_path, monkeypatch)
     assert styled(fig) == [("method", "FedMD-NFDP")] * 4  # three parties and their mean, each with its interval
     assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["each party", "mean over the parties"]

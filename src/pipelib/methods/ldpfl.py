@@ -130,7 +130,7 @@ def ranges_for(params: dict[str, torch.Tensor], fixed: tuple[float, float] | Non
 class Server:
     """Selects each round's clients, averages what reaches it, keeps the global weights and ranges."""
 
-    def __init__(self, params: dict, n_clients: int, fraction: float, seed: int, key: str, ranges, rule="noisy"):
+    def __init__(self, params: dict, n_clients: int, fraction: float, seed: int, key: str, ranges, rule="projected"):
         """``ranges``: 'adaptive' or a fixed (c, r); ``rule``: how an adaptive range reads the average
         (:data:`ADAPTIVE_RULES`, :func:`ranges_for`)."""
         if not 0 < fraction <= 1:

@@ -328,9 +328,13 @@ def rounds_mean(g: pd.DataFrame) -> pd.DataFrame:
     records (:func:`pipelib.stats.mean_accuracy_interval`)."""
     rows = []
     for r, p in g.groupby("round"):
-        low, high = stats.mean_accuracy_interval(p["accuracy"], int(p["test_n"].iloc[0]))
+        p = p.dropna(subset=["accuracy"])
+        if p.empty:
+            continue
+        n = p["test_n"].iloc[0]
+        low, high = stats.mean_accuracy_interval(p["accuracy"], int(n)) if n == n else (math.nan, math.nan)
         rows.append({"round": r, "accuracy": p["accuracy"].mean(), "accuracy_low": low, "accuracy_high": high})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["round", "accuracy", "accuracy_low", "accuracy_high"])
 
 
 PARTY_LINE = {"marker": ".", "markersize": 3, "linewidth": 0.5, "elinewidth": 0.5, "capsize": 0, "alpha": 0.35}
