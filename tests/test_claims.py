@@ -207,6 +207,19 @@ def test_a_threshold_missed_at_a_ceiling_below_it_is_untested():
         claim(kind="at_most", a={}, threshold=0.5, ceiling="cluster_purity")
 
 
+def test_table2_marks_each_rows_flags_once_and_spells_them_out_below():
+    """A flag shared by every row of a dataset (its utility floor) is a mark in the row and one line below the
+    table, not a paragraph repeated in each row; a row with two flags carries both marks."""
+    from pipelib.report.pages import flag_marks
+
+    floor, sub = "utility floor: FedMD-NP 0.808 (paper 0.962)", "substitute: ridge heads"
+    t = pd.DataFrame({"flags": [floor, floor, f"{floor}; {sub}", None]})
+    marks, note = flag_marks(t)
+    assert marks == ["F1", "F1", "F1, F2", ""]
+    assert note[2:4] == [f"- F1: {floor}", f"- F2: {sub}"]
+    assert flag_marks(t.assign(flags=""))[1] == [] and flag_marks(t.drop(columns="flags"))[0] == [""] * 4
+
+
 def test_table_pages_mark_the_rows_outside_the_regime(tmp_path):
     """The generated table pages mark every row whose setting departs from its paper's regime (R1, R2, ... in
     a regime column) and spell each departure out once below the table; rows in the regime stay unmarked."""

@@ -660,6 +660,9 @@ def test_every_figure_of_the_tiny_run_draws_intervals_in_fixed_colours(tiny, tmp
             assert series, f"{name}: no accuracy series with its interval"
         if name.startswith("compare_"):  # one colour per method, whatever the figure
             assert {kind for kind, _ in series} == {"method"}
+        from pipelib.report import style
+
+        assert not style.covered_points(fig), f"{name}: a legend covers data"
 
 
 def test_the_readme_headline_marks_evaluation_only_rows_and_table2_names_only_a_different_paper_k(tmp_path):
@@ -708,7 +711,7 @@ def test_a_figure_draws_its_tables_utility_floor_hollow_but_not_a_teacher_every_
     assert list(F.own_flags(flagged)) == [True, False]  # only the utility floor hollows a point
     assert (
         F.flag_caption(flagged)
-        == "\nhollow: utility floor: student on true labels 0.428 (paper's best private row 0.797)"
+        == "\nhollow: utility floor (CIFAR-10): student on true labels 0.428 (paper's best private row 0.797)"
     )
     assert F.with_flags("p004_x", data, None) is data
 
@@ -731,6 +734,16 @@ def test_an_accuracy_axis_spans_at_least_a_quarter():
     ax.set_ylim(0.1, 0.9)
     style.min_span(ax)
     assert ax.get_ylim() == pytest.approx((0.1, 0.9))
+    ax.set_ylim(0.0, 0.05)
+    style.min_span(ax)
+    assert ax.get_ylim() == pytest.approx((0.0, 0.25))
+    for low in [i / 100 for i in range(0, 100)]:  # the widened axis always holds the data (no rounding flip:
+        for width in (0.01, 0.1, 0.2):  # the tiny p001_clients once showed 0.77-1.02 for points at 0.1-0.19)
+            ax.set_ylim(low, min(low + width, 1.0))
+            style.min_span(ax)
+            new_low, new_high = ax.get_ylim()
+            assert new_low <= low + 1e-12 and new_high >= min(low + width, 1.0) - 1e-12, (low, width)
+            assert new_high - new_low == pytest.approx(0.25)
     plt.close(fig)
 
 
@@ -743,3 +756,46 @@ def test_table2_page_explains_an_infinite_epsilon_at_the_reference_delta():
     page = table2_page(golden, "cmd")
     assert "inf where no epsilon is proven at that delta" in page
     assert "(paper k = )" not in page
+
+
+def test_a_flagged_point_needs_a_marker_that_can_be_hollow():
+    """An x or a + has no face: drawn 'hollow' it looks like an unflagged point, so style.accuracy refuses it
+    (paper 004's PM rows were drawn as x, their utility-floor flag invisible)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from pipelib.report import style
+
+    rows = pd.DataFrame({"x": [1.0, 2.0], "accuracy": [0.5, 0.6], "accuracy_low": [0.4, 0.5]})
+    rows["accuracy_high"] = [0.6, 0.7]
+    fig, ax = plt.subplots()
+    with pytest.raises(ValueError, match="cannot be drawn hollow"):
+        style.accuracy(ax, rows, "x", series=("mechanism", "pm"), marker="x", flagged=[True, False])
+    style.accuracy(ax, rows, "x", series=("mechanism", "pm"), marker="x", flagged=[False, False])  # nothing hollow
+    style.accuracy(ax, rows, "x", series=("mechanism", "pm"), marker="s", flagged=[True, False])
+    hollow = [x for x in ax.lines if x.get_markerfacecolor() == "white" and len(x.get_xdata())]
+    assert [list(x.get_xdata()) for x in hollow] == [[1.0]]
+    plt.close(fig)
+
+
+def test_a_legend_over_a_point_is_found_and_one_below_the_axes_covers_nothing():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from pipelib.report import style
+
+    rows = pd.DataFrame({"x": [1.0, 2.0], "accuracy": [0.9, 0.2], "accuracy_low": [0.85, 0.15]})
+    rows["accuracy_high"] = [0.95, 0.25]
+    fig, ax = plt.subplots(figsize=(4, 3))
+    style.accuracy(ax, rows, "x", series=("method", "LDP-FL"), label="a label long enough to cover a point")
+    ax.set_xlim(0.9, 2.1)
+    ax.legend(loc="upper left", fontsize=14)
+    covered = {(x, round(y, 6)) for _, x, y in style.covered_points(fig)}
+    assert covered == {(1.0, 0.85), (1.0, 0.9), (1.0, 0.95)}  # the point and its interval's caps
+    style.legend_below(ax)
+    assert style.covered_points(fig) == []
+    plt.close(fig)

@@ -553,6 +553,17 @@ def test_editing_the_report_module_reruns_no_training(tiny, data_root, tmp_path)
     assert "figure_p002_privacy_vs_k" not in counts  # a closed-form figure does not read the tables module
 
 
+def test_no_generated_page_holds_text_a_markdown_renderer_reads_as_html(tiny):
+    """A '<i>' or '<scenario>' outside a code span is an HTML tag to GitHub's renderer: the word vanishes, or
+    everything after it turns italic (the regime note's 'R<i>' did)."""
+    pages = sorted((tiny / "docs/reproduction/tiny").glob("*.md"))
+    assert len(pages) >= 8
+    for page in pages:
+        for n, line in enumerate(page.read_text().splitlines(), 1):
+            text = re.sub(r"`[^`]*`", "", re.sub(r"<!--.*?-->", "", line))
+            assert not re.search(r"</?[A-Za-z][^>]*>", text), f"{page.name}:{n}: {line[:120]}"
+
+
 def test_reproduction_pages_are_generated_from_the_tables(tiny):
     t2 = pd.read_csv(tiny / "results/tiny" / "table2.csv")
     page = (tiny / "docs/reproduction/tiny/table2.md").read_text()

@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 
 from .io import WRITTEN_KEY, content_hash, recorded_hash, write_json, zip_crc_problem
 from .schema import result_problem
+from .words import plural
 
 RUN_RECORD = Path(".pipelib") / "run.json"  # under a results folder: see write_run_record
 CHECKED = Path(".snakemake") / "pipelib" / "checked-inputs.json"  # under the working directory
@@ -224,7 +225,9 @@ def rebuild_command(path, record: dict | None, workdir=None, force: bool = True,
 
 def stop_message(damaged: list[tuple[str, str]], record: dict | None, workdir=None, elsewhere=None) -> str:
     """The pre-flight check's refusal: every damaged input and the command that rebuilds each."""
-    lines = [f"pipelib: {len(damaged)} input file(s) of this run are damaged; nothing was run and nothing deleted:"]
+    are = "is" if len(damaged) == 1 else "are"
+    files = plural(len(damaged), "input file")
+    lines = [f"pipelib: {files} of this run {are} damaged; nothing was run and nothing deleted:"]
     for path, why in damaged:
         if Path(path).is_relative_to(RAW_VIEW):  # a raw file: no rule makes it
             where = Path(path).resolve()

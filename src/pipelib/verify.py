@@ -32,6 +32,7 @@ from .io import WRITTEN_KEY, content_hash, read_csv, read_json, read_table, reco
 from .privacy.nfdp import STRATIFIED
 from .schema import result_problem
 from .train.checkpoint import load_torch
+from .words import plural
 
 SKIP = ("logs", "benchmarks")
 # re-runs of table rows at other settings (FedMD's budget and loop ablations, the pooled ceilings): rows of
@@ -232,7 +233,7 @@ def report(results_dir) -> tuple[str, int]:
     if not problems:
         expected = f", all {len(record['expected'])} expected outputs present" if record else ""
         return f"{root}: {files} files checked, all readable and consistent{expected}{note}", 0
-    lines = [f"{root}: {len(problems)} problem(s) in {files} files{note}:"]
+    lines = [f"{root}: {plural(len(problems), 'problem')} in {plural(files, 'file')}{note}:"]
     workdir = workdir_of(root, record) if record else None
     for path, why in problems:
         shown = os.path.relpath(path) if Path(path).resolve().is_relative_to(Path.cwd().resolve()) else path

@@ -49,6 +49,7 @@ from scipy.stats import t as _t
 
 from ..config import safe_load
 from ..io import write_csv
+from ..words import IRREGULAR
 from . import flags as rowflags
 from . import regime
 
@@ -622,15 +623,11 @@ def claims_table(claims: list[Claim], sources: dict, out_csv, preset: str) -> pd
     return table
 
 
-VERB = {"holds": ("holds", "hold"), "does not hold": ("does not hold", "do not hold")}
-
-
 def counted(n: int, verdict: str, of: int | None = None) -> str:
     """A count of claims with a verdict, in grammatical English: '1 holds', '5 of 13 hold', '6 do not hold',
-    '1 does not hold', '2 inconclusive' (the one pluralising rule of the pages)."""
-    one, many = VERB.get(verdict, (verdict, verdict))
-    head = f"{n} of {of}" if of is not None else f"{n}"
-    return f"{head} {one if n == 1 else many}"
+    '1 does not hold', '2 inconclusive' (the verbs agree by pipelib.words.plural's table)."""
+    verb = verdict if n == 1 else IRREGULAR.get(verdict, verdict)
+    return f"{n} of {of} {verb}" if of is not None else f"{n} {verb}"
 
 
 def _counts(rows: pd.DataFrame) -> str:

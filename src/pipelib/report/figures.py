@@ -25,6 +25,7 @@ from ..io import atomic_path, read_csv, read_table, write_csv
 from ..privacy import gaussian
 from ..privacy.nfdp import SAMPLINGS, WITH_REPLACEMENT, nfdp
 from ..schema import read_result
+from ..words import plural
 from . import flags, paper, regime, style
 from .parties import over_seeds
 
@@ -57,12 +58,13 @@ def integer_x(ax) -> None:
 
 
 def log_x(ax, values) -> None:
-    """A log x axis labelled at the plotted values only, as plain numbers (no overlapping 3x10^-1)."""
+    """A log x axis labelled at the plotted values only, as plain numbers with thousands separators (no
+    overlapping 3x10^-1, no 100000)."""
 
     ticks = sorted(set(float(v) for v in values))
     ax.set_xscale("log")
     ax.xaxis.set_major_locator(FixedLocator(ticks))
-    ax.xaxis.set_major_formatter(lambda v, _: f"{v:g}")
+    style.thousands(ax.xaxis)
     ax.xaxis.set_minor_locator(NullLocator())
     ax.xaxis.set_minor_formatter(NullFormatter())
 
@@ -95,8 +97,20 @@ def flag_caption(data: pd.DataFrame, width: int = 90) -> str:
     """A second title line naming the flags behind the figure's hollow points ('' where none)."""
     if "flags" not in data:
         return ""
-    found = dict.fromkeys(f for cell in data["flags"] for f in flags.split(cell) if _hollow(f))
-    return ("\n" + textwrap.fill("hollow: " + "; ".join(found), width)) if found else ""
+    found = {}  # each flag with the datasets whose rows carry it, named where the figure draws several
+    for cell, dataset in zip(data["flags"], data.get("dataset", pd.Series("", index=data.index))):
+        for f in flags.split(cell):
+            if _hollow(f):
+                found.setdefault(f, dict.fromkeys([]))[dataset] = None
+    several = "dataset" in data and data["dataset"].nunique() > 1
+    named = [_with_datasets(f, sets) if several else f for f, sets in found.items()]
+    return ("\n" + textwrap.fill("hollow: " + "; ".join(named), width)) if found else ""
+
+
+def _with_datasets(flag: str, datasets) -> str:
+    """'utility floor (CIFAR-10): FedMD-NP 0.747 (paper 0.869)': a flag with the datasets it holds for."""
+    kind, _, detail = flag.partition(": ")
+    return f"{kind} ({' / '.join(map(str, datasets))}): {detail}" if detail else f"{kind} ({' / '.join(datasets)})"
 
 
 def with_flags(name: str, data: pd.DataFrame, tables: dict | None) -> pd.DataFrame:
@@ -184,16 +198,24 @@ def privacy_vs_parties_data(private_n: dict, k: int, parties: int, answers: int)
 
 def plot_privacy_vs_parties(data: pd.DataFrame, out: dict) -> None:
     plt = _plt()
-    fig, axes = plt.subplots(1, 3, figsize=(10, 3.2))
+    fig, axes = plt.subplots(1, 3, figsize=(10, 3.8))
     panels = [("log10_epsilon", "(a) log10 epsilon"), ("log10_delta", "(b) log10 delta"), (None, "(c) log10 sigma")]
     for ax, (column, title) in zip(axes, panels):
         for label, g in data.groupby("dataset", sort=False):
+            c = style.color("dataset", label)  # the dataset's colour in every figure; the line style tells the formula
             if column:
-                ax.plot(g["parties"], g[column], marker=".", label=label)
+                ax.plot(g["parties"], g[column], marker=".", color=c, label=label)
             else:
-                ax.plot(g["parties"], g["log10_sigma_paper_formula"], marker=".", label=f"{label}: paper's formula")
                 ax.plot(
-                    g["parties"], g["log10_sigma_exact"], marker=".", linestyle="--", label=f"{label}: exact, needed"
+                    g["parties"], g["log10_sigma_paper_formula"], marker=".", color=c, label=f"{label}: paper's formula"
+                )
+                ax.plot(
+                    g["parties"],
+                    g["log10_sigma_exact"],
+                    marker=".",
+                    linestyle="--",
+                    color=c,
+                    label=f"{label}: exact, needed",
                 )
         ax.set_title(title)
         ax.set_xlabel("number of parties N")
@@ -201,8 +223,8 @@ def plot_privacy_vs_parties(data: pd.DataFrame, out: dict) -> None:
     # the paper's text: at N = 10, log10 epsilon and delta close to -2 (CIFAR) and -3 (FEMNIST)
     for ax in axes[:2]:
         ax.plot([10, 10], [-3, -2], **PAPER, label="paper (text, N = 10)")
-    axes[0].legend()
-    axes[2].legend()
+    style.legend_below(axes[0], ncol=3)
+    style.legend_below(axes[2], ncol=2)
     save(fig, data, out)
 
 
@@ -251,7 +273,7 @@ def accuracy_vs_parties_data(rows: pd.DataFrame, paper: dict) -> pd.DataFrame:
 
 def plot_accuracy_vs_parties(data: pd.DataFrame, out: dict) -> None:
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(4.6, 3.2))
+    fig, ax = plt.subplots(figsize=(7.0, 3.6))
     for label, g in data.groupby("dataset", sort=False):
         style.accuracy(
             ax,
@@ -263,13 +285,15 @@ def plot_accuracy_vs_parties(data: pd.DataFrame, out: dict) -> None:
         )
         p = g.dropna(subset=["paper_accuracy"])
         ax.plot(p["parties"], p["paper_accuracy"], **PAPER)
-    ax.plot([], [], **PAPER, label="paper (Table 3)")
+    if data["paper_accuracy"].notna().any():  # a legend entry only for points drawn
+        ax.plot([], [], **PAPER, label="paper (Table 3)")
     ax.set_xlabel("number of parties N")
     integer_x(ax)
     ax.set_ylabel("test accuracy (mean over parties)")
     seeds = data["seeds"].dropna()
-    ax.set_title(f"(d) accuracy against N, k = {fmt_values(data['k'])}, {fmt_values(seeds)} seed(s)", fontsize=8)
-    fig.suptitle(flag_caption(data, 60).strip(), fontsize=7)
+    seed_word = "seed" if set(seeds) == {1} else "seeds"
+    ax.set_title(f"(d) accuracy against N, k = {fmt_values(data['k'])}, {fmt_values(seeds)} {seed_word}", fontsize=8)
+    fig.suptitle(flag_caption(data, 110).strip(), fontsize=7)
     style.flag_legend(ax, own_flags(data))
     style.legend_outside(ax)
     save(fig, data, out)
@@ -292,16 +316,16 @@ def plot_budget(data: pd.DataFrame, out: dict) -> None:
                 g,
                 "budget",
                 series=("method", method),
-                marker="x" if epochs == few else "o",
+                marker="s" if epochs == few else "o",
                 linestyle="--" if epochs == few else "-",
-                label=f"{method}, {epochs} pre-training epochs",
+                label=f"{method}, {plural(int(epochs), 'pre-training epoch')}",
             )
         printed = d.dropna(subset=["paper_accuracy"]).drop_duplicates("method")
         ax.plot([20 * 5000] * len(printed), printed["paper_accuracy"], **PAPER)
         log_x(ax, list(d["budget"]) + [20 * 5000])
-        ax.set_xlabel("distillation budget: rounds x public queries per round")
         ax.set_ylabel("test accuracy (mean over parties)")
         ax.set_title(label)
+    fig.supxlabel("distillation budget: rounds x public queries per round (log)", fontsize=9)
     axes[0][-1].plot([], [], **PAPER, label="paper (Table 2)")
     style.legend_outside(axes[0][-1])
     save(fig, data, out)
@@ -468,7 +492,8 @@ def plot_local_dp(data: pd.DataFrame, out: dict) -> None:
             flagged=own_flags(g),
         )
     p = data.dropna(subset=["paper_accuracy"])
-    ax.plot(p["epsilon"], p["paper_accuracy"], **PAPER, label="paper (Collision, text)")
+    if not p.empty:  # no legend entry for a point the figure does not draw
+        ax.plot(p["epsilon"], p["paper_accuracy"], **PAPER, label="paper (Collision, text)")
     log_x(ax, data["epsilon"])
     ax.set_xlabel("epsilon (local DP, per record)")
     ax.set_ylabel("student test accuracy")
@@ -581,7 +606,7 @@ def plot_ldpdl_sweeps(data: pd.DataFrame, out: dict) -> None:
                 g,
                 "x",
                 series=("mechanism", mech),
-                marker="o" if aqs else "x",
+                marker="o" if aqs else "s",
                 linestyle="-" if aqs else "--",
                 label=f"{names.get(mech, mech)}{' + AQS' if aqs else ''}",
                 flagged=own_flags(g),
@@ -643,7 +668,7 @@ def ldpfl_data(entries: list[dict], with_rounds: bool = False) -> pd.DataFrame:
 def _by_dataset(plt, data: pd.DataFrame, rows: int = 1):
     datasets = list(dict.fromkeys(data["dataset"]))
     width = max(3.6 * len(datasets), 5.5)
-    fig, axes = plt.subplots(rows, len(datasets), figsize=(width, 3.1 * rows), squeeze=False)
+    fig, axes = plt.subplots(rows, len(datasets), figsize=(width, 3.8 * rows), squeeze=False)  # legends below
     return fig, axes, datasets
 
 
@@ -670,7 +695,7 @@ def plot_p001_clients(data: pd.DataFrame, out: dict) -> None:
         integer_x(ax)
         style.thousands(ax.xaxis)
         style.flag_legend(ax, own_flags(data))
-        ax.legend(fontsize=7)
+        style.legend_below(ax)
     fig.suptitle("Paper 001, Figure 3 (the paper prints no values)" + flag_caption(data), fontsize=9)
     save(fig, data, out)
 
@@ -696,7 +721,7 @@ def plot_p001_fraction_rounds(data: pd.DataFrame, out: dict) -> None:
             flagged=own_flags(g),
         )
         style.flag_legend(top, own_flags(g))
-        top.legend(fontsize=7)
+        style.legend_below(top)
         top.set(title=d, xlabel="fraction of clients per round f_r", ylabel="final test accuracy")
         rounds = data[(data["dataset"] == d) & (data["panel"] == "rounds")]
         for i, (fraction, h) in enumerate(rounds.groupby("fraction")):
@@ -711,7 +736,7 @@ def plot_p001_fraction_rounds(data: pd.DataFrame, out: dict) -> None:
             )
         bottom.set(xlabel="communication round", ylabel="test accuracy")
         integer_x(bottom)
-        bottom.legend()
+        style.legend_below(bottom, ncol=4)
     fig.suptitle("Paper 001, Figure 4 (the paper prints no values)" + flag_caption(data), fontsize=9)
     save(fig, data, out)
 
@@ -732,7 +757,7 @@ def plot_p001_epsilon(data: pd.DataFrame, out: dict) -> None:
     n = len(datasets) + (not radius.empty)
     cols = min(n, 2)  # two panels a row: four in a row do not read at page width
     rows = math.ceil(n / cols)
-    fig, grid = plt.subplots(rows, cols, figsize=(4.6 * cols, 3.2 * rows), squeeze=False)
+    fig, grid = plt.subplots(rows, cols, figsize=(4.6 * cols, 3.8 * rows), squeeze=False)
     axes = [list(grid.flat)]
     for ax in axes[0][n:]:
         ax.set_visible(False)
@@ -751,7 +776,7 @@ def plot_p001_epsilon(data: pd.DataFrame, out: dict) -> None:
         if printed:
             ax.plot(*zip(*printed), **PAPER, label="paper")
         ax.set(title=f"({'abc'[i]}) {d}", xlabel="epsilon per weight and round", ylabel="test accuracy")
-        ax.legend()
+        style.legend_below(ax)
     if not radius.empty:
         ax = axes[0][n - 1]
         style.accuracy(
@@ -768,7 +793,7 @@ def plot_p001_epsilon(data: pd.DataFrame, out: dict) -> None:
             ylabel="test accuracy",
             xscale="log",
         )
-        ax.legend()
+        style.legend_below(ax)
     fig.suptitle("Paper 001, Figure 5" + flag_caption(data), fontsize=9)
     save(fig, data, out)
 

@@ -90,10 +90,29 @@ def regime_marks(t: pd.DataFrame) -> tuple[list[str], list[str]]:
     if not distinct:
         return marks, []
     note = [
-        "Regime: rows marked R<i> depart from the paper's setting in a way that moves the privacy/utility "
+        "Regime: rows marked R1, R2, ... depart from the paper's setting in a way that moves the privacy/utility "
         "trade-off (the CSV's `regime` column; a claim resting on them is *untested*, docs/claims.md):",
         "",
         *[f"- R{i + 1}: {f}" for i, f in enumerate(distinct)],
+        "",
+    ]
+    return marks, note
+
+
+def flag_marks(t: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """Each row's marks for a table's ``row flags`` column (F1, F2, ...: one per distinct flag of
+    pipelib.report.flags, a row's several joined by commas) and the note that spells them out: a flag such as a
+    dataset's utility floor is shared by every row of the dataset, written once below the table, not in each."""
+    per_row = [flags.split(v) for v in (t["flags"] if "flags" in t else pd.Series("", index=t.index))]
+    distinct = list(dict.fromkeys(f for row in per_row for f in row))
+    marks = [", ".join(f"F{distinct.index(f) + 1}" for f in row) for row in per_row]
+    if not distinct:
+        return marks, []
+    note = [
+        "Row flags: rows marked F1, F2, ... rest on a reference or a stand-in that decides their accuracy (the CSV's "
+        "`flags` column; a claim resting on them is *untested*, docs/claims.md):",
+        "",
+        *[f"- F{i + 1}: {f}" for i, f in enumerate(distinct)],
         "",
     ]
     return marks, note
@@ -122,8 +141,9 @@ def table2_page(table2_csv, command: str) -> str:
     header += ["epsilon (ln)", "delta", "paper epsilon / delta", at_ref, "epsilon (log10, paper's convention)"]
     header += ["sigma (RDP would need)", "n", "seeds", "std over parties", "any-class acc.", "paper k", "wall time"]
     marks, regime_note = regime_marks(t)
+    flagged, flag_note = flag_marks(t)
     rows, below = [], []
-    for r, mark in zip(t.to_dict("records"), marks):
+    for r, mark, flag in zip(t.to_dict("records"), marks, flagged):
         method = r["method"] if r["method"] != "FedMD-LDP" else f"FedMD-LDP (at k={fmt(r['matched_k'])}'s ε, δ) *"
         sigma = "" if pd.isna(r["sigma"]) else f"{fmt(r['sigma'])} ({fmt(r['sigma_rdp'])})"
         paper = "" if pd.isna(r["paper_epsilon"]) else f"{fmt(r['paper_epsilon'])} / {fmt(r['paper_delta'])}"
@@ -135,7 +155,7 @@ def table2_page(table2_csv, command: str) -> str:
             "paper accuracy": r["paper_accuracy"],
             "gap (points)": _gap(r["accuracy"], r["paper_accuracy"]),
             "regime": mark,
-            "row flags": "; ".join(flags.split(r.get("flags"))),
+            "row flags": flag,
             "epsilon (ln)": r["epsilon"],
             "delta": r["delta"],
             "paper epsilon / delta": paper,
@@ -162,6 +182,7 @@ def table2_page(table2_csv, command: str) -> str:
         markdown_table(header, rows),
         "",
         *regime_note,
+        *flag_note,
         *compute_note(t),
     ]
     if t["evaluation_only"].any():

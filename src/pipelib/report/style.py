@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from matplotlib.markers import MarkerStyle
 from matplotlib.ticker import FuncFormatter
+from matplotlib.transforms import offset_copy
 
 # one colour per method, everywhere (compare figures, paper figures, the audit)
 METHODS = {
@@ -73,6 +75,8 @@ def accuracy(ax, rows: pd.DataFrame, x: str, *, series: tuple[str, str], y: str 
         mask = np.asarray(pd.Series(flagged).fillna(False).astype(bool))
         if mask.any():
             marker = line.get("marker", "o")
+            if not MarkerStyle(marker).is_filled():  # an x or a + has no face to leave white
+                raise ValueError(f"marker {marker!r} cannot be drawn hollow: flagged points need a filled marker")
             ax.plot(xs[mask], ys[mask], linestyle="none", marker=marker, color=c, markerfacecolor="white", zorder=3)
     return container
 
@@ -105,6 +109,32 @@ def legend_outside(ax, **kw) -> None:
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), **kw)
 
 
+def legend_below(ax, **kw) -> None:
+    """The legend under the axes and its x label (36 points below the axes, whatever their height), never
+    over the data: for panels side by side."""
+    below = offset_copy(ax.transAxes, fig=ax.figure, y=-36, units="points")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, 0.0), bbox_transform=below, fontsize=7, **kw)
+
+
+def covered_points(fig) -> list[tuple[str, float, float]]:
+    """The plotted data points (axes title, x, y) that a legend of their own axes covers, after drawing
+    ``fig``: what a reader cannot see."""
+    fig.canvas.draw()
+    covered = []
+    for ax in fig.axes:
+        legend = ax.get_legend()
+        if legend is None or not ax.get_visible():
+            continue
+        box = legend.get_window_extent()
+        for line in ax.lines:
+            xy = np.column_stack([line.get_xdata(orig=False), line.get_ydata(orig=False)]).astype(float)
+            xy = xy[np.isfinite(xy).all(axis=1)]
+            for (x, y), (px, py) in zip(xy, ax.transData.transform(xy) if len(xy) else []):
+                if ax.bbox.contains(px, py) and box.contains(px, py):
+                    covered.append((ax.get_title(), float(x), float(y)))
+    return covered
+
+
 def min_span(ax, span: float = 0.25) -> None:
     """Widen a zoomed accuracy axis to at least ``span`` (within [0, 1.02]) around its data, so noise of a
     point or two does not read as a trend."""
@@ -112,9 +142,12 @@ def min_span(ax, span: float = 0.25) -> None:
     if high - low >= span:
         return
     mid = (low + high) / 2
-    low, high = max(0.0, mid - span / 2), min(1.02, mid + span / 2)
-    if high - low < span:  # against a bound: extend the other way
-        low, high = (0.0, span) if low == 0.0 else (1.02 - span, 1.02)
+    if mid - span / 2 < 0.0:  # against a bound: the span from it
+        low, high = 0.0, span
+    elif mid + span / 2 > 1.02:
+        low, high = 1.02 - span, 1.02
+    else:
+        low, high = mid - span / 2, mid + span / 2
     ax.set_ylim(low, high)
 
 
