@@ -7,6 +7,7 @@
 #
 #   benchmarks/reduced_run.sh CLONE [DATA_ROOT]        # DATA_ROOT default: ../shared/data beside this repo
 #   PRIORITY="docs/reproduction/reduced/paper004.md ..." benchmarks/reduced_run.sh CLONE   # these first
+#   CORES=1 benchmarks/reduced_run.sh CLONE            # one core (default 2): beside another long job
 #
 # Writes beside CLONE: CLONE.times (one line per part: start, end, commit, exit status), CLONE.partN.log
 # (Snakemake's console of part N) and, once rule all has finished, CLONE.finish/ (the dry run, `pipelib
@@ -32,12 +33,12 @@ export PYTHONPATH=$clone/src PYTHONUNBUFFERED=1
 smk=("$venv/bin/snakemake" --configfile presets/reduced.yaml --config "data_root=$data_root")
 "${smk[@]}" --unlock --cores 1 > /dev/null 2>&1
 n=$(( $(ls "$clone".part*.log 2>/dev/null | wc -l) + 1 ))
-echo "part $n start $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD) priority: ${PRIORITY:-none}" \
+echo "part $n start $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD) cores ${CORES:-2} priority: ${PRIORITY:-none}" \
     >> "$clone.times"
 # --max-jobs-per-timespan: the scheduler's passes a minute apart, not a second (docs/running.md, "Where the
 # time went": its default kept Snakemake at 44 % of a core on this DAG)
 # shellcheck disable=SC2086  # PRIORITY is a list of targets
-"${smk[@]}" --cores 2 --keep-going --rerun-incomplete --max-jobs-per-timespan 6000/1m \
+"${smk[@]}" --cores "${CORES:-2}" --keep-going --rerun-incomplete --max-jobs-per-timespan 6000/1m \
     ${PRIORITY:+--prioritize $PRIORITY} \
     > "$clone.part$n.log" 2>&1
 rc=$?
