@@ -30,7 +30,8 @@ if [ ! -d "$clone/.git" ]; then
 fi
 cd "$clone" || exit 2
 export PYTHONPATH=$clone/src PYTHONUNBUFFERED=1
-smk=("$venv/bin/snakemake" --configfile presets/reduced.yaml --config "data_root=$data_root")
+# max_cpu_hours=0: this script is the long run on purpose (on one core the planner's estimate passes 12 h)
+smk=("$venv/bin/snakemake" --configfile presets/reduced.yaml --config "data_root=$data_root" max_cpu_hours=0)
 "${smk[@]}" --unlock --cores 1 > /dev/null 2>&1
 n=$(( $(ls "$clone".part*.log 2>/dev/null | wc -l) + 1 ))
 echo "part $n start $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD) cores ${CORES:-2} priority: ${PRIORITY:-none}" \
