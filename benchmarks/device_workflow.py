@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata as md
+import json
 import math
 import re
 import shutil
@@ -49,6 +50,11 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
 mkdir -p /tmp/pure && tar -C /tmp/pure -xJf .devsite/site.tar.xz || exit 4
 export PYTHONPATH=/tmp/site:/tmp/pure/site:$PWD/src PYTHONUNBUFFERED=1
 nvidia-smi -L; nproc; python3 -c "import torch; print(torch.__version__, torch.cuda.is_available())"
+if [ -f .devsite/speed_entries.json ]; then  # the speed table first (pack --speed-preset), bounded by SPEED_LIMIT
+  timeout -s INT ${SPEED_LIMIT:-150} python3 benchmarks/speed_report.py --entries .devsite/speed_entries.json \
+    --device cuda --seconds ${SPEED_SECONDS:-1} > $OUT/speed.md 2> $OUT/speed.log
+  echo "speed table rc $? ($(grep -c '^| ' $OUT/speed.md) lines)"
+fi
 start=$(date +%s)
 timeout -s INT ${LIMIT:-440} python3 -m snakemake $(cat .devsite/targets.txt) \\
   --prioritize $(cat .devsite/priority.txt) --cores $(nproc) --resources gpu=8 --scheduler greedy {extra}\\
@@ -106,6 +112,12 @@ def pack(args) -> None:
         shutil.copytree(Path(args.data_root) / name, out / "data" / name)
     shutil.copy(args.targets, out / "targets.txt")
     shutil.copy(args.priority or args.targets, out / "priority.txt")
+    if args.speed_preset:  # the device check (issue 56): the preset's trained architectures for the speed table
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        import speed_report
+
+        entries = speed_report.trained_architectures(args.speed_preset)
+        (out / "speed_entries.json").write_text(json.dumps({"preset": args.speed_preset, "entries": entries}))
     (out / "run.sh").write_text(RUN_SH.replace("{extra}", args.snakemake_args + " " if args.snakemake_args else ""))
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     print(f"{len(pure)} pure distributions, {len(compiled)} wheels ({', '.join(compiled)}), {size / 2**20:.1f} MiB")
@@ -344,6 +356,9 @@ def main() -> None:
     p.add_argument("--out", default=str(ROOT / ".devsite"))
     p.add_argument(
         "--snakemake-args", default="", help='more options for run.sh\'s snakemake, one string: "--set-threads r=8"'
+    )
+    p.add_argument(
+        "--speed-preset", help="run speed_report.py on the device first, for this preset's architectures (paper)"
     )
     w = sub.add_parser("page", help="write <folder>/README.md from <folder>/results (paper 001 or 004 rows)")
     w.add_argument("folder")

@@ -130,6 +130,68 @@ def train_rate(entry: dict, device: torch.device, precision: str, seconds: float
     return statistics.median(rates)
 
 
+def graph_rate(entry: dict, device: torch.device, seconds: float) -> float:
+    """Images per second of the same training step (forward, backward, Adam) captured once in a CUDA graph and
+    replayed over shuffled batches of the same random images: the step without Python and kernel-launch
+    overhead, the ceiling of a launch-bound job on this GPU (issue 56); NaN off CUDA.  The capture follows
+    PyTorch's whole-network recipe: warm-up steps on a side stream, gradients set to None before the capture,
+    Adam with ``capturable``; a batch is gathered from a static index tensor inside the graph."""
+    if device.type != "cuda":
+        return float("nan")
+    torch.manual_seed(0)
+    model = loop.prepare(models.build(entry["arch"], entry["shape"], entry["classes"]), device)
+    model.train()
+    opt = models.optimizer(model, 1e-3)
+    for group in opt.param_groups:
+        group["capturable"] = True
+    b = entry["batch"]
+    n = b * max(8, 2048 // b)
+    g = torch.Generator().manual_seed(0)
+    x = loop.to_device(
+        torch.randint(0, 256, (n, *entry["shape"][1:], entry["shape"][0]), generator=g, dtype=torch.uint8).numpy(),
+        device,
+    )
+    y = torch.randint(0, entry["classes"], (n,), generator=g).to(device)
+    idx = torch.arange(b, device=device)
+
+    def step():
+        loss = torch.nn.functional.cross_entropy(model(loop.scale(x[idx])), y[idx])
+        loss.backward()
+        opt.step()
+        return loss
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            opt.zero_grad(set_to_none=True)
+            step()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    opt.zero_grad(set_to_none=True)
+    with torch.cuda.graph(graph):
+        step()
+    rates, t_end = [], time.perf_counter() + seconds
+    while time.perf_counter() < t_end or len(rates) < 3:
+        order = torch.randperm(n, device=device)
+        sync(device)
+        t0 = time.perf_counter()
+        for i in range(0, n - b + 1, b):
+            idx.copy_(order[i : i + b])
+            graph.replay()
+        sync(device)
+        rates.append((n // b) * b / (time.perf_counter() - t0))
+    return statistics.median(rates)
+
+
+def _or_error(fn, *args) -> tuple[float, str]:
+    """(fn(*args), '') or (NaN, the error's first line): one failing arm must not cost the rest of a device call."""
+    try:
+        return fn(*args), ""
+    except Exception as e:  # noqa: BLE001 - reported in the table, the run goes on
+        return float("nan"), f"{type(e).__name__}: {str(e).splitlines()[0][:80] if str(e) else ''}"
+
+
 def training_table(entries: list[dict], preset: str, device: torch.device, seconds: float) -> list[str]:
     n = 8192 if device.type == "cuda" else 2048
     peak32 = gemm_peak(device, torch.float32, n, seconds)
@@ -141,19 +203,21 @@ def training_table(entries: list[dict], preset: str, device: torch.device, secon
         + ("" if bf16 else " (no native bf16: bf16 rows fall back to fp32)"),
         "",
         "| method | arch | input | batch | MFLOP/img (fwd+bwd) | fp32 img/s | fp32 GFLOP/s | % fp32 peak "
-        "| bf16 img/s | bf16 GFLOP/s | % bf16 peak | bf16 / fp32 |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| bf16 img/s | bf16 GFLOP/s | % bf16 peak | bf16 / fp32 | CUDA graph img/s | graph / fp32 |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for entry in entries:
         f = flops_per_image(entry, device)
         r32 = train_rate(entry, device, "fp32", seconds)
         r16 = train_rate(entry, device, "bf16", seconds) if bf16 else float("nan")
         g32, g16 = r32 * f / 1e9, r16 * f / 1e9
+        rg, error = _or_error(graph_rate, entry, device, seconds)
+        graphed = error or ("n/a (CUDA only)" if rg != rg else f"{rg:,.0f}")
         shape = "x".join(map(str, entry["shape"]))
         lines.append(
             f"| {entry['method']} | {entry['arch']} | {shape} | {entry['batch']} | {f / 1e6:,.1f} | {r32:,.0f} | "
             f"{g32:,.1f} | {100 * g32 / peak32:.0f} | {r16:,.0f} | {g16:,.1f} | {100 * g16 / peak16:.0f} | "
-            f"{r16 / r32:.2f} |"
+            f"{r16 / r32:.2f} | {graphed} | {'' if rg != rg else f'{rg / r32:.2f}'} |"
         )
         print(lines[-1], file=sys.stderr, flush=True)
     return lines

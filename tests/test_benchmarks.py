@@ -46,6 +46,26 @@ def test_the_speed_report_measures_every_trained_architecture(preset):
     assert wanted <= listed
 
 
+def test_the_speed_table_runs_dry_on_the_cpu_and_says_the_graph_arm_is_cuda_only():
+    """The device check's speed table (issue 56) in its CPU dry mode: one small architecture for a moment,
+    every column filled, the CUDA-graph arm marked as not run; a failing arm is reported, not raised."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import speed_report
+    finally:
+        sys.path.pop(0)
+    import torch
+
+    entry = {"method": "FedMD", "arch": "cnn2-8-16-d0.2", "shape": (1, 28, 28), "batch": 32, "classes": 16}
+    entry["role"], entry["scenario"] = "party", "femnist_iid"
+    lines = speed_report.training_table([entry], "dry", torch.device("cpu"), 0.05)
+    header, row = lines[3], lines[5]
+    assert "CUDA graph img/s" in header and header.count("|") == row.count("|")
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[1] == "cnn2-8-16-d0.2" and float(cells[5].replace(",", "")) > 0 and cells[12] == "n/a (CUDA only)"
+    assert speed_report._or_error(lambda: 1 / 0)[1] == "ZeroDivisionError: division by zero"
+
+
 def test_the_stage_sample_reads_each_started_job_and_names_real_reduced_outputs(tmp_path):
     """benchmarks/stage_times.py: the jobs a run's console says started (rule and wildcards), and a sample
     whose every target is an output of the reduced preset (the dry-run job lists pin those paths)."""
