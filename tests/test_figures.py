@@ -710,7 +710,7 @@ def test_a_figure_draws_its_tables_utility_floor_hollow_but_not_a_teacher_every_
     assert flagged["flags"].str.contains("substitute").all()  # the claims read both flags
     assert list(F.own_flags(flagged)) == [True, False]  # only the utility floor hollows a point
     assert (
-        F.flag_caption(flagged)
+        F.flag_caption(flagged, 200)
         == "\nhollow: utility floor (CIFAR-10): student on true labels 0.428 (paper's best private row 0.797)"
     )
     assert F.with_flags("p004_x", data, None) is data
