@@ -51,7 +51,7 @@ mkdir -p /tmp/pure && tar -C /tmp/pure -xJf .devsite/site.tar.xz || exit 4
 export PYTHONPATH=/tmp/site:/tmp/pure/site:$PWD/src PYTHONUNBUFFERED=1
 nvidia-smi -L; nproc; python3 -c "import torch; print(torch.__version__, torch.cuda.is_available())"
 if [ -f .devsite/speed_entries.json ]; then  # the speed table first (pack --speed-preset), bounded by SPEED_LIMIT
-  timeout -s INT ${SPEED_LIMIT:-150} python3 benchmarks/speed_report.py --entries .devsite/speed_entries.json \
+  timeout -s INT ${SPEED_LIMIT:-150} python3 benchmarks/speed_report.py --entries .devsite/speed_entries.json \\
     --device cuda --seconds ${SPEED_SECONDS:-1} > $OUT/speed.md 2> $OUT/speed.log
   echo "speed table rc $? ($(grep -c '^| ' $OUT/speed.md) lines)"
 fi

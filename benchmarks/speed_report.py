@@ -206,6 +206,14 @@ def training_table(entries: list[dict], preset: str, device: torch.device, secon
         "| bf16 img/s | bf16 GFLOP/s | % bf16 peak | bf16 / fp32 | CUDA graph img/s | graph / fp32 |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
+    try:
+        _rows(lines, entries, device, seconds, peak32, peak16, bf16)
+    except KeyboardInterrupt:  # a time limit (timeout -s INT on the device): the rows measured so far
+        lines.append(f"\n(interrupted after {len(lines) - 5} of {len(entries)} architectures)")
+    return lines
+
+
+def _rows(lines, entries, device, seconds, peak32, peak16, bf16) -> None:
     for entry in entries:
         f = flops_per_image(entry, device)
         r32 = train_rate(entry, device, "fp32", seconds)
@@ -220,7 +228,6 @@ def training_table(entries: list[dict], preset: str, device: torch.device, secon
             f"{r16 / r32:.2f} | {graphed} | {'' if rg != rg else f'{rg / r32:.2f}'} |"
         )
         print(lines[-1], file=sys.stderr, flush=True)
-    return lines
 
 
 # ---------------------------------------------------------------------------------------------- overhead

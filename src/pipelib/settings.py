@@ -29,7 +29,7 @@ def _known(mapping: dict, where: str, *classes) -> None:
     allowed = {f.name for c in classes for f in fields(c) if f.name != "schedule"}
     unknown = sorted(set(mapping) - allowed)
     if unknown:
-        raise ValueError(f"{where}: unknown {'setting' if len(unknown) == 1 else 'settings'} {', '.join(unknown)}")
+        raise ValueError(f"{where}: unknown setting(s) {', '.join(unknown)}")
 
 
 @dataclass(frozen=True)

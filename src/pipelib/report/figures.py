@@ -110,7 +110,11 @@ def flag_caption(data: pd.DataFrame, width: int = 90) -> str:
 def _with_datasets(flag: str, datasets) -> str:
     """'utility floor (CIFAR-10): FedMD-NP 0.747 (paper 0.869)': a flag with the datasets it holds for."""
     kind, _, detail = flag.partition(": ")
-    return f"{kind} ({' / '.join(map(str, datasets))}): {detail}" if detail else f"{kind} ({' / '.join(datasets)})"
+    return (
+        f"{kind} ({' / '.join(map(str, datasets))}): {detail}"
+        if detail
+        else f"{kind} ({' / '.join(map(str, datasets))})"
+    )
 
 
 def with_flags(name: str, data: pd.DataFrame, tables: dict | None) -> pd.DataFrame:

@@ -109,8 +109,8 @@ def flag_marks(t: pd.DataFrame) -> tuple[list[str], list[str]]:
     if not distinct:
         return marks, []
     note = [
-        "Row flags: rows marked F1, F2, ... rest on a reference or a stand-in that decides their accuracy (the CSV's "
-        "`flags` column; a claim resting on them is *untested*, docs/claims.md):",
+        "Row flags: rows marked F1, F2, ... rest on a reference, a stand-in or a run that decides their accuracy "
+        "(the CSV's `flags` column; a claim resting on them is *untested*, docs/claims.md):",
         "",
         *[f"- F{i + 1}: {f}" for i, f in enumerate(distinct)],
         "",

@@ -113,7 +113,7 @@ def legend_below(ax, **kw) -> None:
     """The legend under the axes and its x label (36 points below the axes, whatever their height), never
     over the data: for panels side by side."""
     below = offset_copy(ax.transAxes, fig=ax.figure, y=-36, units="points")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, 0.0), bbox_transform=below, fontsize=7, **kw)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, 0.0), bbox_transform=below, **{"fontsize": 7, **kw})
 
 
 def covered_points(fig) -> list[tuple[str, float, float]]:

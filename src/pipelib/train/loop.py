@@ -22,7 +22,6 @@ from torch import nn
 
 from ..logs import JOB, console
 from ..vocab import PRECISIONS
-from ..words import plural
 
 
 def pick_device(setting: str = "auto") -> torch.device:
@@ -45,7 +44,7 @@ def hardware(device) -> str:
             model = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), model)
     except OSError:
         pass
-    return f"CPU: {model}, {plural(torch.get_num_threads(), 'thread')} of {plural(os.cpu_count(), 'core')}"
+    return f"CPU: {model}, {torch.get_num_threads()} thread(s) of {os.cpu_count()} cores"
 
 
 def where(device) -> dict:
