@@ -1,4 +1,7 @@
-"""Counts in grammatical English, for every message, caption and page ('1 seed', '3 seeds')."""
+"""Counts in grammatical English, for messages, captions and pages ('1 seed', '3 seeds').
+
+Not for the modules a training job imports (train/, methods/, settings): a rule's code digest covers every
+pipelib module its script imports, so a wording change there re-runs every training job."""
 
 from __future__ import annotations
 
