@@ -80,3 +80,11 @@ def test_the_default_profile_sets_the_gpu_resource_from_the_gpus_memory(tmp_path
     assert profile_resources() == {"gpu": 3}
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
     assert profile_resources() is None  # no GPU: no cap, the jobs run on the CPU within --cores
+
+
+def test_without_nvidia_smi_the_profile_gives_one_job_per_gpu_cuda_would_use(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no nvidia-smi
+    monkeypatch.delenv("PIPELIB_GPU_SLOTS", raising=False)
+    for visible, expected in (("0,1", {"gpu": 2}), ("0,-1,1", {"gpu": 1}), ("-1", None), ("GPU-abc", {"gpu": 1})):
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", visible)
+        assert profile_resources() == expected, visible
