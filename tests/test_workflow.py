@@ -791,6 +791,7 @@ def test_the_html_report_holds_every_table_and_figure(tiny, data_root):
     lines = [line[2:] for line in summary.splitlines() if line.startswith("- paper ")]
     assert len(lines) == 4 and all(line in html for line in lines), lines
     assert "align-items: flex-start !important" in html  # workflow/report/style.css: the page starts at the top
+    assert "flex: 0 0 min(60rem, 70vw)" in html  # and its description keeps a readable width beside the graph
 
 
 # --------------------------------------------------------------------------------------------- audit
