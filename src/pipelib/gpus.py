@@ -5,8 +5,8 @@ launch-bound on a GPU (docs/benchmarks.md): one job keeps its CPU threads busy f
 waits, so several jobs on one GPU do more work than one.  What bounds them is memory: measured on an H200
 (docs/reproduction/gpu-h200/logs, ``nvidia-smi dmon``), three paper-preset FedMD rows at once held 21.1 GB and
 two 14.1 GB (7.0 GB a row, the largest per job measured), twelve pre-training jobs 30.7 GB (2.6 GB each), and
-a reduced-preset FedMD row about 1.2 GB.  So each job is budgeted ``JOB_GIB`` = 16 GiB, over twice the largest
-measured, and a GPU takes as many jobs as its memory holds at that budget, at least one; a MIG slice takes
+seven FedMD rows (five paper, two reduced) 27.0 GB.  So each job is budgeted ``JOB_GIB`` = 16 GiB, over twice
+the largest measured, and a GPU takes as many jobs as its memory holds at that budget, at least one; a MIG slice takes
 one.  ``--cores`` still caps the jobs of a run (each takes its rule's ``threads``), ``--resources gpu=N`` on the
 command line overrides, and ``PIPELIB_GPU_SLOTS=N`` sets the profile's value without asking nvidia-smi.
 """
