@@ -52,3 +52,27 @@ def test_timings_sum_each_rules_jobs(tmp_path, capsys):
     assert "| `fedmd` | 2 | 2.0 min | 1.5 min | 900 MB |" in out and "| `table2` | 1 | 2 s | 2 s | 20 MB |" in out
     assert "| all | 3 | 2.0 min | | |" in out
     assert main(["timings", str(tmp_path / "nowhere")]) == 2
+
+
+def test_timings_elapsed_is_the_union_of_job_intervals(tmp_path, capsys):
+    """`pipelib timings`: the elapsed time counts overlapping jobs once and leaves out gaps; each job ends at
+    its benchmark file's modification time and starts its seconds earlier."""
+    import os
+
+    from pipelib.report.timings import busy_seconds
+
+    assert busy_seconds([(0, 10), (5, 20), (30, 40), (32, 35)]) == 30.0
+    assert busy_seconds([(30, 40), (0, 10)]) == 20.0 and busy_seconds([]) == 0.0
+    bench = tmp_path / "benchmarks"
+    t0 = 1_800_000_000
+    # two jobs side by side for 600 s, then an hour's pause, then one of 300 s; another rule's job between
+    for rel, s, end in [("a/1.tsv", 600.0, t0 + 600), ("a/2.tsv", 600.0, t0 + 600), ("b/3.tsv", 300.0, t0 + 4500),
+                        ("c/4.tsv", 900.0, t0 + 2000)]:  # fmt: skip
+        (bench / rel).parent.mkdir(parents=True, exist_ok=True)
+        (bench / rel).write_text(f"s\th:m:s\tmax_rss\n{s}\t0:00:00\t1\n")
+        os.utime(bench / rel, (end, end))
+    assert main(["timings", str(tmp_path), "--rules", "a", "b"]) == 0
+    out = capsys.readouterr().out
+    assert "Elapsed: 15.0 min with at least one of these jobs running, 75.0 min from the first start" in out
+    assert main(["timings", str(tmp_path)]) == 0
+    assert "Elapsed: 30.0 min with at least one" in capsys.readouterr().out  # c's 900 s fill part of the pause

@@ -3,7 +3,10 @@ written by Snakemake's ``benchmark:``): jobs, summed and longest wall time, peak
 
 ``pipelib timings results/reduced`` prints it as Markdown (a generated table, never typed).  Summed
 job time is not elapsed time: two jobs share the 2 cores of the reference machine, so a rule's
-elapsed share is about half its sum when it ran two at a time.
+elapsed share is about half its sum when it ran two at a time.  The elapsed time of the selected jobs is
+measured too: the time during which at least one of them ran, each job's interval ending at its benchmark
+file's modification time (Snakemake writes it when the job ends) and starting its wall seconds earlier.  A
+copied or re-touched results folder loses those times; the summed column does not depend on them.
 """
 
 from __future__ import annotations
@@ -37,6 +40,29 @@ def stage_times(results_dir, rules=None) -> pd.DataFrame:
     return out.sort_values("total_s", ascending=False).reset_index()
 
 
+def job_intervals(results_dir, rules=None) -> list[tuple[float, float]]:
+    """(start, end) in seconds since the epoch of every selected job's last run (see the module docstring)."""
+    root = Path(results_dir) / "benchmarks"
+    out = []
+    for path in sorted(root.rglob("*.tsv")):
+        rel = path.relative_to(root)
+        if rules and (rel.parts[0] if len(rel.parts) > 1 else rel.stem) not in rules:
+            continue
+        end = path.stat().st_mtime
+        out.append((end - float(pd.read_csv(path, sep="\t")["s"].iloc[-1]), end))
+    return out
+
+
+def busy_seconds(intervals) -> float:
+    """Length of the union of (start, end) intervals: the time during which at least one job ran."""
+    total, reach = 0.0, float("-inf")
+    for start, end in sorted(intervals):
+        if end > reach:
+            total += end - max(start, reach)
+            reach = end
+    return total
+
+
 def _duration(seconds: float) -> str:
     return (
         f"{seconds:.0f} s"
@@ -58,4 +84,12 @@ def markdown(results_dir, rules=None) -> str:
         for r in t.itertuples()
     ]
     lines.append(f"| all | {t['jobs'].sum()} | {_duration(t['total_s'].sum())} | | |")
+    spans = job_intervals(results_dir, rules)
+    first, last = min(a for a, _ in spans), max(b for _, b in spans)
+    lines += [
+        "",
+        f"Elapsed: {_duration(busy_seconds(spans))} with at least one of these jobs running, "
+        f"{_duration(last - first)} from the first start to the last end (each job's last run; its end is its "
+        "benchmark file's modification time).",
+    ]
     return "\n".join(lines)

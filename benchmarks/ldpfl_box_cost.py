@@ -1,0 +1,120 @@
+"""What a fixed LDP-FL range costs by itself (issue 51): noise-free federated averaging in which every client
+clips each value it uploads to the fixed box [c - r, c + r], with no coin flipped.  Set beside the workflow's
+noise-free row (box +-1, rule ldpfl, flmech ``none``) and its fixed-range LDP-FL row (the same box plus Eq. 2's
+two-point coins), it splits the fixed row's gap into what the box costs and what the coins cost.
+
+The run is paired with the workflow's rows of the same scenario, fraction and rounds: the same clients, initial
+model, batch orders and evaluation (the key ``scenario/frac/rounds`` of :func:`pipelib.methods.ldpfl.run_row`).
+It reads a results folder that holds the scenario's partition (run the workflow's noise-free row first):
+
+    .venv/bin/python benchmarks/ldpfl_box_cost.py results/reduced ldpfl_fashion --configfile presets/reduced.yaml
+
+prints the global test accuracy and the share of the averaged weights at the box's edge after every round,
+and writes the rows as JSON beside nothing unless ``--out`` says where.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from pipelib import config as cfgmod
+from pipelib.data.loaders import load_labelled
+from pipelib.data.partition import every_party
+from pipelib.methods.ldpfl import FedAvg, Server, SummedReports, client_mode, groups, initial_model, share_in_box
+from pipelib.seeding import torch_seed
+from pipelib.settings import LdpflSettings
+from pipelib.train import loop
+from pipelib.train.local_sgd import Client, LocalSGD, shuffles
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class ClippedFedAvg(FedAvg):
+    """Noise-free federated averaging of uploads clipped to the server's (fixed) box, no coins."""
+
+    def play(self, t: int) -> None:
+        if t == 0:
+            return
+        s = self.server
+        chosen = [self.clients[i] for i in s.select(t)]
+        device = next(iter(s.params.values())).device
+        reports = SummedReports({k: v.shape for k, v in s.params.items()}, device)
+        for part in groups(chosen, self.trainer.group):
+            trained = self.trainer.train(s.params, part, shuffles(self.seed, s.key, t, part, self.trainer.epochs))
+            for j, _ in enumerate(part):
+                reports.add({k: v[j].clamp(s.c[k] - s.r[k], s.c[k] + s.r[k]) for k, v in trained.items()})
+        s.update(reports.mean())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("results", type=Path, help="results folder holding partitions/<scenario>/ and data/")
+    parser.add_argument("scenario")
+    parser.add_argument("--configfile", nargs="*", default=[], help="config files over config.yaml")
+    parser.add_argument("--box", nargs=2, type=float, metavar=("C", "R"), help="default: the dataset's fixed_range")
+    parser.add_argument("--rounds", type=int, help="default: the dataset's rounds")
+    parser.add_argument("--stop", type=int, help="play only this many rounds (the pairing key keeps --rounds)")
+    parser.add_argument("--fraction", type=float, default=1.0)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+
+    config = cfgmod.validate(cfgmod.load(ROOT / "config.yaml", *args.configfile))
+    settings = LdpflSettings.of(config, args.scenario)
+    entry = next(e for e in config["ldpfl"]["datasets"].values() if e["scenario"] == args.scenario)
+    c, r = args.box or entry["fixed_range"]
+    rounds = args.rounds or int(entry["rounds"])
+    seed = int(config["seed"])
+    part = args.results / "partitions" / args.scenario
+    private = config["scenarios"][args.scenario]["private"]
+
+    dev = loop.start(args.threads, "cpu", "fp32")
+    x_test, y_test, meta = load_labelled(part / "test.parquet", dev)
+    clients = [
+        Client(i, loop.to_device(x, dev), torch.as_tensor(y, device=dev))
+        for i, (x, y) in enumerate(every_party(part / "assignment.parquet", args.results / "data" / private))
+    ]
+    key = f"{args.scenario}/{args.fraction}/{rounds}"  # run_row's pairing key: scenario/frac/rounds
+    loop.seed_everything(torch_seed(seed, "ldpfl", key))
+    model = initial_model(settings, tuple(x_test.shape[1:]), len(meta["task_classes"])).to(dev)
+    start = {k: v.detach().clone() for k, v in model.named_parameters()}
+    server = Server(start, len(clients), args.fraction, seed, key, (c, r), settings.adaptive_range)
+    trainer = LocalSGD(
+        model,
+        settings.lr,
+        settings.local_epochs,
+        settings.batch,
+        client_mode(settings.mode, model, tuple(x_test.shape[1:])),
+        settings.group,
+    )
+    proto = ClippedFedAvg(model, clients, server, trainer, rounds, (x_test, y_test), seed=seed)
+    print(
+        f"{args.scenario}: {len(clients)} clients, {settings.arch} ({settings.init} init), B = {settings.batch}, "
+        f"E = {settings.local_epochs}, lr {settings.lr}, box ({c:g}, {r:g}) holds {share_in_box(start, c, r):.3f} "
+        f"of the initial weights; {rounds} rounds, clipped uploads, no coins",
+        flush=True,
+    )
+    rows, t0 = [], time.perf_counter()
+    for t in range((args.stop if args.stop is not None else rounds) + 1):
+        proto.play(t)
+        acc = proto.evaluate(t)[0]["accuracy"]
+        edge = share_in_box(server.params, c, r * (1 - 1e-6))
+        rows.append({"round": t, "accuracy": acc, "inside_open_box": edge, "seconds": time.perf_counter() - t0})
+        print(f"round {t:2d}: accuracy {acc:.4f}, {1 - edge:.3f} of the averaged weights at the box's edge, "
+              f"{rows[-1]['seconds']:.0f} s", flush=True)  # fmt: skip
+    n = len(x_test)
+    p = rows[-1]["accuracy"]
+    half = 1.96 * np.sqrt(p * (1 - p) / n)
+    print(f"final {p:.4f} (+-{half:.4f}, normal interval over {n} test records)")
+    if args.out:
+        args.out.write_text(json.dumps({"scenario": args.scenario, "box": [c, r], "rows": rows}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
