@@ -35,6 +35,11 @@ from pipelib.train import loop
 from pipelib.train.local_sgd import Client, LocalSGD, shuffles
 
 ROOT = Path(__file__).resolve().parents[1]
+INPUTS = {
+    "pm1": loop.scale,
+    "unit": lambda x_u8: x_u8.float().div_(255.0),
+    "raw": lambda x_u8: x_u8.float(),
+}
 
 
 class ClippedFedAvg(FedAvg):
@@ -70,12 +75,19 @@ def main() -> None:
     parser.add_argument("--box", nargs=2, type=float, metavar=("C", "R"), help="default: the dataset's fixed_range")
     parser.add_argument("--rounds", type=int, help="default: the dataset's rounds")
     parser.add_argument("--clip", default=".*", help="clip only the tensors whose names match (default: all)")
+    parser.add_argument(
+        "--inputs",
+        choices=sorted(INPUTS),
+        default="pm1",
+        help="pixel scaling: pm1 = pipelib's [-1, 1], unit = [0, 1] (torchvision's ToTensor), raw = [0, 255]",
+    )
     parser.add_argument("--stop", type=int, help="play only this many rounds (the pairing key keeps --rounds)")
     parser.add_argument("--fraction", type=float, default=1.0)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
 
+    loop.scale = INPUTS[args.inputs]  # every training and evaluation step of pipelib.train.loop scales through it
     config = cfgmod.validate(cfgmod.load(ROOT / "config.yaml", *args.configfile))
     settings = LdpflSettings.of(config, args.scenario)
     entry = next(e for e in config["ldpfl"]["datasets"].values() if e["scenario"] == args.scenario)
@@ -109,9 +121,9 @@ def main() -> None:
     clipped = [k for k in start if proto.clip.fullmatch(k)]
     print(
         f"{args.scenario}: {len(clients)} clients, {settings.arch} ({settings.init} init), B = {settings.batch}, "
-        f"E = {settings.local_epochs}, lr {settings.lr}, box ({c:g}, {r:g}) holds {share_in_box(start, c, r):.3f} "
-        f"of the initial weights; {rounds} rounds, uploads clipped ({len(clipped)} of {len(start)} tensors: "
-        f"{', '.join(clipped)}), no coins",
+        f"E = {settings.local_epochs}, lr {settings.lr}, inputs {args.inputs}, box ({c:g}, {r:g}) holds "
+        f"{share_in_box(start, c, r):.3f} of the initial weights; {rounds} rounds, uploads clipped "
+        f"({len(clipped)} of {len(start)} tensors: {', '.join(clipped)}), no coins",
         flush=True,
     )
     rows, t0 = [], time.perf_counter()
