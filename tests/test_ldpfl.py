@@ -406,3 +406,36 @@ def test_counting_a_models_flops_draws_nothing_and_changes_no_state():
     assert torch.equal(after_draw, torch.rand(1)) and flops > 0 and model.training
     assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
     assert all(p.grad is None for p in model.parameters())
+
+
+def test_the_box_cost_benchmark_clips_only_what_it_names_and_is_fedavg_inside_a_wide_box():
+    """benchmarks/ldpfl_box_cost.py (issue 51): with a box no weight reaches it plays noise-free FedAvg
+    exactly; with a narrow box every averaged value of a clipped tensor lies in it, and a tensor its --clip
+    pattern leaves out is averaged unclipped (it leaves the box)."""
+    import importlib.util
+    import re
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "ldpfl_box_cost.py"
+    spec = importlib.util.spec_from_file_location("ldpfl_box_cost", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+
+    def one_round(cls, box, clip=".*"):
+        torch.manual_seed(0)
+        model = build("fedcnn-4-8-16", (1, 28, 28), 2)
+        test = synthetic_clients(1, 50, seed=9)[0]
+        server = ldpfl.Server(start_weights(model), 4, 0.75, seed=0, key="run", ranges=box)
+        proto = cls(model, synthetic_clients(4, 40), server, local_sgd.LocalSGD(model, 0.1, 1, 10), 1, (test.x, test.y))
+        proto.clip = re.compile(clip)
+        proto.play(1)
+        return server.params
+
+    wide, fedavg = one_round(bench.ClippedFedAvg, (0.0, 100.0)), one_round(ldpfl.FedAvg, (0.0, 100.0))
+    assert all(torch.equal(wide[k], fedavg[k]) for k in fedavg)
+    narrow = one_round(bench.ClippedFedAvg, (0.0, 0.01))
+    assert all(float(v.abs().max()) <= 0.01 + 1e-7 for v in narrow.values())
+    assert float((fedavg["classifier.weight"].abs() > 0.01).float().mean()) > 0.2  # the box binds
+    convs = one_round(bench.ClippedFedAvg, (0.0, 0.01), r"features\.0\..*")
+    assert float(convs["features.0.weight"].abs().max()) <= 0.01 + 1e-7
+    assert float(convs["classifier.weight"].abs().max()) > 0.01
