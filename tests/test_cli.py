@@ -2,6 +2,8 @@
 
 from pathlib import Path
 
+import pytest
+
 from pipelib.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
@@ -58,6 +60,7 @@ def test_timings_elapsed_is_the_union_of_job_intervals(tmp_path, capsys):
     """`pipelib timings`: the elapsed time counts overlapping jobs once and leaves out gaps; each job ends at
     its benchmark file's modification time and starts its seconds earlier."""
     import os
+    from datetime import datetime
 
     from pipelib.report.timings import busy_seconds
 
@@ -76,3 +79,13 @@ def test_timings_elapsed_is_the_union_of_job_intervals(tmp_path, capsys):
     assert "Elapsed: 15.0 min with at least one of these jobs running, 75.0 min from the first start" in out
     assert main(["timings", str(tmp_path)]) == 0
     assert "Elapsed: 30.0 min with at least one" in capsys.readouterr().out  # c's 900 s fill part of the pause
+    # --since keeps the jobs that started then or later: b's and c's, not a's
+    since = datetime.fromtimestamp(t0 + 1100).isoformat()
+    assert main(["timings", str(tmp_path), "--since", since]) == 0
+    out = capsys.readouterr().out
+    assert "| all | 2 | 20.0 min | | |" in out and "Elapsed: 20.0 min with at least one" in out
+    assert main(["timings", str(tmp_path), "--rules", "a", "--since", since]) == 2
+    assert "no benchmark files" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["timings", str(tmp_path), "--since", "yesterday"])
+    assert "not an ISO 8601 date and time: 'yesterday'" in capsys.readouterr().err

@@ -66,8 +66,18 @@ def _sync_readme(args) -> int:
 def _timings(args) -> int:
     from .report.timings import markdown
 
-    print(markdown(args.results_dir, args.rules))
+    print(markdown(args.results_dir, args.rules, args.since))
     return 0
+
+
+def _moment(text: str) -> float:
+    """An ISO 8601 date and time (``2026-11-30T09:15``, local time unless it names its zone) -> epoch seconds."""
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(text).timestamp()
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an ISO 8601 date and time: {text!r} (e.g. 2026-11-30T09:15)") from None
 
 
 def main(argv=None) -> int:
@@ -94,6 +104,7 @@ def main(argv=None) -> int:
     t = sub.add_parser("timings", help="wall time per stage of a run, from its per-job benchmark files (Markdown)")
     t.add_argument("results_dir", nargs="?", default="results", help="the folder (default: results)")
     t.add_argument("--rules", nargs="*", help="only these rules")
+    t.add_argument("--since", type=_moment, help="only jobs started at or after this time (ISO 8601: a run's own jobs)")
     t.set_defaults(func=_timings)
     args = parser.parse_args(argv)
     if args.command == "nfdp" and (args.k is None) == (args.epsilon is None or args.delta is None):

@@ -16,9 +16,11 @@ from pathlib import Path
 import pandas as pd
 
 
-def stage_times(results_dir, rules=None) -> pd.DataFrame:
-    """One row per rule (the first folder under ``benchmarks/``, or a file's stem for rules with one
-    job): jobs, total and longest wall seconds, peak resident memory (MB)."""
+def jobs(results_dir, rules=None, since: float | None = None) -> pd.DataFrame:
+    """One row per benchmark file (a job's last run): its rule (the first folder under ``benchmarks/``, or
+    the file's stem for rules with one job), wall seconds, peak resident memory (MB), start and end in
+    seconds since the epoch (see the module docstring); with ``since``, only the jobs that started then or
+    later (a run's own jobs, when older ones of the same rules are in the folder)."""
     root = Path(results_dir) / "benchmarks"
     rows = []
     for path in sorted(root.rglob("*.tsv")):
@@ -27,10 +29,25 @@ def stage_times(results_dir, rules=None) -> pd.DataFrame:
         if rules and rule not in rules:
             continue
         t = pd.read_csv(path, sep="\t")
-        rows.append({"rule": rule, "seconds": float(t["s"].iloc[-1]), "max_rss": float(t["max_rss"].iloc[-1])})
+        seconds, end = float(t["s"].iloc[-1]), path.stat().st_mtime
+        if since is None or end - seconds >= since:
+            rows.append({"rule": rule, "seconds": seconds, "max_rss": float(t["max_rss"].iloc[-1]),
+                         "start": end - seconds, "end": end})  # fmt: skip
     if not rows:
-        raise ValueError(f"no benchmark files under {root}" + (f" for rules {', '.join(rules)}" if rules else ""))
-    frame = pd.DataFrame(rows)
+        raise ValueError(
+            f"no benchmark files under {root}"
+            + (f" for rules {', '.join(rules)}" if rules else "")
+            + (" of jobs started since then" if since is not None else "")
+        )
+    return pd.DataFrame(rows)
+
+
+def stage_times(results_dir, rules=None, since: float | None = None) -> pd.DataFrame:
+    """One row per rule: jobs, total and longest wall seconds, peak resident memory (MB)."""
+    return _per_rule(jobs(results_dir, rules, since))
+
+
+def _per_rule(frame: pd.DataFrame) -> pd.DataFrame:
     out = frame.groupby("rule").agg(
         jobs=("seconds", "size"),
         total_s=("seconds", "sum"),
@@ -38,19 +55,6 @@ def stage_times(results_dir, rules=None) -> pd.DataFrame:
         peak_rss_mb=("max_rss", "max"),
     )
     return out.sort_values("total_s", ascending=False).reset_index()
-
-
-def job_intervals(results_dir, rules=None) -> list[tuple[float, float]]:
-    """(start, end) in seconds since the epoch of every selected job's last run (see the module docstring)."""
-    root = Path(results_dir) / "benchmarks"
-    out = []
-    for path in sorted(root.rglob("*.tsv")):
-        rel = path.relative_to(root)
-        if rules and (rel.parts[0] if len(rel.parts) > 1 else rel.stem) not in rules:
-            continue
-        end = path.stat().st_mtime
-        out.append((end - float(pd.read_csv(path, sep="\t")["s"].iloc[-1]), end))
-    return out
 
 
 def busy_seconds(intervals) -> float:
@@ -73,8 +77,9 @@ def _duration(seconds: float) -> str:
     )
 
 
-def markdown(results_dir, rules=None) -> str:
-    t = stage_times(results_dir, rules)
+def markdown(results_dir, rules=None, since: float | None = None) -> str:
+    frame = jobs(results_dir, rules, since)
+    t = _per_rule(frame)
     lines = [
         "| stage (rule) | jobs | job time, summed | longest job | peak memory |",
         "|---|---|---|---|---|",
@@ -84,8 +89,8 @@ def markdown(results_dir, rules=None) -> str:
         for r in t.itertuples()
     ]
     lines.append(f"| all | {t['jobs'].sum()} | {_duration(t['total_s'].sum())} | | |")
-    spans = job_intervals(results_dir, rules)
-    first, last = min(a for a, _ in spans), max(b for _, b in spans)
+    spans = list(zip(frame["start"], frame["end"]))
+    first, last = frame["start"].min(), frame["end"].max()
     lines += [
         "",
         f"Elapsed: {_duration(busy_seconds(spans))} with at least one of these jobs running, "
