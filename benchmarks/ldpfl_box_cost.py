@@ -82,7 +82,12 @@ def main() -> None:
         help="pixel scaling: pm1 = pipelib's [-1, 1], unit = [0, 1] (torchvision's ToTensor), raw = [0, 255]",
     )
     parser.add_argument("--stop", type=int, help="play only this many rounds (the pairing key keeps --rounds)")
-    parser.add_argument("--fraction", type=float, default=1.0)
+    parser.add_argument("--fraction", type=float, help="clients per round (default: ldpfl.fraction, Table 1's)")
+    parser.add_argument(
+        "--no-clip",
+        action="store_true",
+        help="plain noise-free averaging, as the workflow's flmech none (a pairing check)",
+    )
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
@@ -103,11 +108,12 @@ def main() -> None:
         Client(i, loop.to_device(x, dev), torch.as_tensor(y, device=dev))
         for i, (x, y) in enumerate(every_party(part / "assignment.parquet", args.results / "data" / private))
     ]
-    key = f"{args.scenario}/{args.fraction}/{rounds}"  # run_row's pairing key: scenario/frac/rounds
+    fraction = float(args.fraction if args.fraction is not None else config["ldpfl"]["fraction"])
+    key = f"{args.scenario}/{fraction}/{rounds}"  # run_row's pairing key: scenario/frac/rounds
     loop.seed_everything(torch_seed(seed, "ldpfl", key))
     model = initial_model(settings, tuple(x_test.shape[1:]), len(meta["task_classes"])).to(dev)
     start = {k: v.detach().clone() for k, v in model.named_parameters()}
-    server = Server(start, len(clients), args.fraction, seed, key, (c, r), settings.adaptive_range)
+    server = Server(start, len(clients), fraction, seed, key, (c, r), settings.adaptive_range)
     trainer = LocalSGD(
         model,
         settings.lr,
@@ -116,21 +122,27 @@ def main() -> None:
         client_mode(settings.mode, model, tuple(x_test.shape[1:])),
         settings.group,
     )
-    proto = ClippedFedAvg(model, clients, server, trainer, rounds, (x_test, y_test), seed=seed)
+    protocol = FedAvg if args.no_clip else ClippedFedAvg
+    proto = protocol(model, clients, server, trainer, rounds, (x_test, y_test), seed=seed)
     proto.clip = re.compile(args.clip)
-    clipped = [k for k in start if proto.clip.fullmatch(k)]
+    clipped = [] if args.no_clip else [k for k in start if proto.clip.fullmatch(k)]
     print(
         f"{args.scenario}: {len(clients)} clients, {settings.arch} ({settings.init} init), B = {settings.batch}, "
         f"E = {settings.local_epochs}, lr {settings.lr}, inputs {args.inputs}, box ({c:g}, {r:g}) holds "
-        f"{share_in_box(start, c, r):.3f} of the initial weights; {rounds} rounds, uploads clipped "
-        f"({len(clipped)} of {len(start)} tensors: {', '.join(clipped)}), no coins",
+        f"{share_in_box(start, c, r):.3f} of the initial weights; {rounds} rounds, "
+        + (
+            "uploads not clipped"
+            if args.no_clip
+            else f"uploads clipped ({len(clipped)} of {len(start)} tensors: {', '.join(clipped)})"
+        )
+        + ", no coins",
         flush=True,
     )
     rows, t0 = [], time.perf_counter()
     for t in range((args.stop if args.stop is not None else rounds) + 1):
         proto.play(t)
         acc = proto.evaluate(t)[0]["accuracy"]
-        edge = share_in_box({k: server.params[k] for k in clipped}, c, r * (1 - 1e-6))
+        edge = share_in_box({k: server.params[k] for k in clipped}, c, r * (1 - 1e-6)) if clipped else 1.0
         rows.append({"round": t, "accuracy": acc, "inside_open_box": edge, "seconds": time.perf_counter() - t0})
         print(f"round {t:2d}: accuracy {acc:.4f}, {1 - edge:.3f} of the clipped values at the box's edge, "
               f"{rows[-1]['seconds']:.0f} s", flush=True)  # fmt: skip

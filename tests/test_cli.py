@@ -60,7 +60,7 @@ def test_timings_elapsed_is_the_union_of_job_intervals(tmp_path, capsys):
     """`pipelib timings`: the elapsed time counts overlapping jobs once and leaves out gaps; each job ends at
     its benchmark file's modification time and starts its seconds earlier."""
     import os
-    from datetime import datetime
+    from datetime import datetime, timedelta, timezone
 
     from pipelib.report.timings import busy_seconds
 
@@ -84,6 +84,10 @@ def test_timings_elapsed_is_the_union_of_job_intervals(tmp_path, capsys):
     assert main(["timings", str(tmp_path), "--since", since]) == 0
     out = capsys.readouterr().out
     assert "| all | 2 | 20.0 min | | |" in out and "Elapsed: 20.0 min with at least one" in out
+    # a time that names its zone is read in it: the same moment written at UTC+2
+    aware = datetime.fromtimestamp(t0 + 1100, tz=timezone(timedelta(hours=2))).isoformat()
+    assert aware.endswith("+02:00") and main(["timings", str(tmp_path), "--since", aware]) == 0
+    assert "| all | 2 | 20.0 min | | |" in capsys.readouterr().out
     assert main(["timings", str(tmp_path), "--rules", "a", "--since", since]) == 2
     assert "no benchmark files" in capsys.readouterr().err
     with pytest.raises(SystemExit):
