@@ -591,6 +591,24 @@ def test_reproduction_pages_are_generated_from_the_tables(tiny):
     assert len([line for line in head.splitlines() if line.startswith("| ")]) == len(fl) + 1
 
 
+def test_the_box_cost_benchmark_pairs_with_the_workflows_ldpfl_rows(tiny, tmp_path):
+    """benchmarks/ldpfl_box_cost.py (issue 51) replays rule ldpfl's run: unclipped, every round's accuracy equals
+    the workflow's noise-free row's (same clients, initial model, batch orders); clipped to the fixed box, it
+    runs the same rounds on the same partition."""
+    results = tiny / "results/tiny"
+    out = {}
+    for arm, extra in {"none": ["--no-clip"], "box": []}.items():
+        out[arm] = tmp_path / f"{arm}.json"
+        cmd = [sys.executable, str(REPO / "benchmarks/ldpfl_box_cost.py"), str(results), "ldpfl_mnist"]
+        cmd += ["--configfile", str(TINY), "--out", str(out[arm]), *extra]
+        subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=REPO)
+    workflow = pd.read_parquet(results / "ldpfl/ldpfl_mnist/none/f1.0-m3/rounds.parquet")
+    replay = [r["accuracy"] for r in yaml.safe_load(out["none"].read_text())["rows"]]
+    assert replay == workflow.sort_values("round")["accuracy"].tolist()
+    box = yaml.safe_load(out["box"].read_text())
+    assert box["box"] == [0.0, 0.075] and [r["round"] for r in box["rows"]] == [0, 1, 2, 3]
+
+
 # -------------------------------------------------------------------- privacy claims that hold up
 
 # What identifies each rule's releases: all its wildcards (and, for a FedMD row, the party), and the digest
