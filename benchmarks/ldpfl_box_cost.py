@@ -1,7 +1,10 @@
 """What a fixed LDP-FL range costs by itself (issue 51): noise-free federated averaging in which every client
 clips each value it uploads to the fixed box [c - r, c + r], with no coin flipped.  Set beside the workflow's
 noise-free row (box +-1, rule ldpfl, flmech ``none``) and its fixed-range LDP-FL row (the same box plus Eq. 2's
-two-point coins), it splits the fixed row's gap into what the box costs and what the coins cost.
+two-point coins), it splits the fixed row's gap into what the box costs and what the coins cost.  The workflow
+now runs the all-tensor arm itself (rule ldpfl, flmech ``clip-c<c>-r<r>``, the same code path,
+:class:`pipelib.methods.ldpfl.Server`'s ``clip``); this script is for the arms it does not run: some
+layers only (``--clip``), other pixel scalings (``--inputs``), other rounds, fractions or boxes.
 
 The run is paired with the workflow's rows of the same scenario, fraction and rounds: the same clients, initial
 model, batch orders and evaluation (the key ``scenario/frac/rounds`` of :func:`pipelib.methods.ldpfl.run_row`).
@@ -18,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import time
 from pathlib import Path
 
@@ -28,11 +30,11 @@ import torch
 from pipelib import config as cfgmod
 from pipelib.data.loaders import load_labelled
 from pipelib.data.partition import every_party
-from pipelib.methods.ldpfl import FedAvg, Server, SummedReports, client_mode, groups, initial_model, share_in_box
+from pipelib.methods.ldpfl import FedAvg, Server, client_mode, initial_model, share_in_box
 from pipelib.seeding import torch_seed
 from pipelib.settings import LdpflSettings
 from pipelib.train import loop
-from pipelib.train.local_sgd import Client, LocalSGD, shuffles
+from pipelib.train.local_sgd import Client, LocalSGD
 
 ROOT = Path(__file__).resolve().parents[1]
 INPUTS = {
@@ -40,31 +42,6 @@ INPUTS = {
     "unit": lambda x_u8: x_u8.float().div_(255.0),
     "raw": lambda x_u8: x_u8.float(),
 }
-
-
-class ClippedFedAvg(FedAvg):
-    """Noise-free federated averaging of uploads clipped to the server's (fixed) box, no coins; with
-    ``clip`` a regular expression, only the tensors whose names match it are clipped."""
-
-    clip = re.compile(".*")
-
-    def play(self, t: int) -> None:
-        if t == 0:
-            return
-        s = self.server
-        chosen = [self.clients[i] for i in s.select(t)]
-        device = next(iter(s.params.values())).device
-        reports = SummedReports({k: v.shape for k, v in s.params.items()}, device)
-        for part in groups(chosen, self.trainer.group):
-            trained = self.trainer.train(s.params, part, shuffles(self.seed, s.key, t, part, self.trainer.epochs))
-            for j, _ in enumerate(part):
-                reports.add(
-                    {
-                        k: v[j].clamp(s.c[k] - s.r[k], s.c[k] + s.r[k]) if self.clip.fullmatch(k) else v[j]
-                        for k, v in trained.items()
-                    }
-                )
-        s.update(reports.mean())
 
 
 def main() -> None:
@@ -113,7 +90,8 @@ def main() -> None:
     loop.seed_everything(torch_seed(seed, "ldpfl", key))
     model = initial_model(settings, tuple(x_test.shape[1:]), len(meta["task_classes"])).to(dev)
     start = {k: v.detach().clone() for k, v in model.named_parameters()}
-    server = Server(start, len(clients), fraction, seed, key, (c, r), settings.adaptive_range)
+    clip = None if args.no_clip else args.clip
+    server = Server(start, len(clients), fraction, seed, key, (c, r), settings.adaptive_range, clip=clip)
     trainer = LocalSGD(
         model,
         settings.lr,
@@ -122,10 +100,8 @@ def main() -> None:
         client_mode(settings.mode, model, tuple(x_test.shape[1:])),
         settings.group,
     )
-    protocol = FedAvg if args.no_clip else ClippedFedAvg
-    proto = protocol(model, clients, server, trainer, rounds, (x_test, y_test), seed=seed)
-    proto.clip = re.compile(args.clip)
-    clipped = [] if args.no_clip else [k for k in start if proto.clip.fullmatch(k)]
+    proto = FedAvg(model, clients, server, trainer, rounds, (x_test, y_test), seed=seed)
+    clipped = [] if clip is None else [k for k in start if server.clip.fullmatch(k)]
     print(
         f"{args.scenario}: {len(clients)} clients, {settings.arch} ({settings.init} init), B = {settings.batch}, "
         f"E = {settings.local_epochs}, lr {settings.lr}, inputs {args.inputs}, box ({c:g}, {r:g}) holds "

@@ -431,6 +431,54 @@ def test_a_figure_inherits_its_tables_dataset_level_flags_and_keeps_its_runs_own
     ]
 
 
+def test_a_fixed_range_row_at_the_accuracy_its_box_allows_is_at_ceiling_and_so_is_its_figure_row():
+    """p001_adaptive_beats_fixed_fmnist (issue 51): the fixed eps-5 row 0.7013 sits at the noise-free run
+    clipped to the same box (0.7010), 14 points under unclipped averaging: the box against our model sets it.
+    Where the box costs nothing measurable (MNIST here), nothing is flagged; Figure 3's point of the same run
+    carries the flag."""
+    from pipelib.report import flags
+
+    def row(dataset, method, range_, acc, half, run, eps=None):
+        return {
+            "dataset": dataset,
+            "method": method,
+            "range": range_,
+            "accuracy": acc,
+            "accuracy_low": acc - half,
+            "accuracy_high": acc + half,
+            "paper_epsilon": eps,
+            "scenario": f"s_{dataset}",
+            "run": run,
+            "fraction": 1.0,
+            "rounds": 15,
+        }
+
+    t = pd.DataFrame(
+        [
+            row("Fashion-MNIST", "FedAvg", "none", 0.8442, 0.007, "none"),
+            row("Fashion-MNIST", "FedAvg", flags.BOX, 0.7010, 0.009, "clip-c0.0-r0.015"),
+            row("Fashion-MNIST", "LDP-FL", "fixed", 0.7013, 0.009, "twopoint-eps5.0-c0.0-r0.015", 5.0),
+            row("Fashion-MNIST", "LDP-FL", "fixed", 0.6500, 0.009, "twopoint-eps10.0-c0.0-r0.015", 10.0),
+            row("Fashion-MNIST", "LDP-FL", "adaptive", 0.8300, 0.007, "twopoint-eps5.0-adaptive", 5.0),
+            row("MNIST", "FedAvg", "none", 0.970, 0.004, "none"),
+            row("MNIST", "FedAvg", flags.BOX, 0.968, 0.004, "clip-c0.0-r0.075"),
+            row("MNIST", "LDP-FL", "fixed", 0.967, 0.004, "twopoint-eps5.0-c0.0-r0.075", 5.0),
+        ]
+    )
+    t["flags"] = flags.ldpfl(t)
+    ceiling = (
+        "at ceiling: noise-free averaging clipped to the same box reaches 0.7010 (unclipped 0.8442): the box, "
+        "not the coins, sets this row"
+    )
+    assert list(t["flags"]) == ["", "", ceiling, "", "", "", "", ""]  # eps 10 under the box's: the coins cost
+    c = shipped("p001_adaptive_beats_fixed_fmnist")
+    v = verdict(c, t[t["paper_epsilon"] == 5.0].assign(paper_epsilon=5.0))
+    assert v["verdict"] == "untested" and v["why"] == "rows flagged: at ceiling"
+    figure = pd.DataFrame([{**t.iloc[2].drop("flags").to_dict(), "range": "c=0, r=0.015", "x": 200}])
+    figure = pd.concat([figure, figure.assign(run="twopoint-eps1.0-c0.0-r0.015")], ignore_index=True)
+    assert list(flags.of_source("p001_clients", figure, {"table_ldpfl": t})) == [ceiling, ""]
+
+
 def test_the_preset_largest_value_is_a_filter():
     """p004_pm_nq_slight looked for N_Q = 100 where the reduced preset's largest is 60: untested for nothing."""
     t = rows(["A", 10, "pm", 0.90, 0.89, 0.91], ["A", 30, "pm", 0.85, 0.84, 0.86], ["A", 60, "pm", 0.82, 0.81, 0.83])

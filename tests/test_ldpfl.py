@@ -293,12 +293,15 @@ def test_table_ldpfl_states_both_guarantees(tiny):
     import pandas as pd
 
     t = pd.read_csv(tiny / "results/tiny/table_ldpfl.csv")
-    assert sorted(t["range"]) == ["adaptive", "fixed", "none"]
+    assert sorted(t["range"]) == ["adaptive", "fixed", "fixed box, no coins", "none"]
+    box = t[t.range == "fixed box, no coins"].iloc[0]  # noise-free, every upload clipped to the fixed box
+    assert box["method"] == "FedAvg" and np.isinf(box["epsilon"]) and box["run"] == "clip-c0.0-r0.075"
+    assert pd.isna(box["paper_accuracy"]) and box["init_in_box"] == t[t.range == "fixed"]["init_in_box"].iloc[0]
     free = t[t.range == "none"].iloc[0]
     assert free["paper_accuracy"] == 0.9721  # implied by the paper's introduction; Table 1 has no epsilon 8
     assert free["method"] == "FedAvg" and np.isinf(free["epsilon"]) and pd.isna(free["paper_epsilon"])
-    private = t[t.range != "none"]
-    assert (private["method"] == "LDP-FL").all() and (private["paper_epsilon"] == 8.0).all()
+    private = t[t.method == "LDP-FL"]
+    assert len(private) == 2 and (private["paper_epsilon"] == 8.0).all()
     # a client's composed guarantee: eps per weight x every weight x every round it joined (all 3 here)
     assert (private["epsilon"] == 8.0 * private["weights"] * 3).all() and (private["delta"] == 0).all()
     assert private["protected_unit"].str.contains("data set").all()
@@ -306,6 +309,11 @@ def test_table_ldpfl_states_both_guarantees(tiny):
     # each run's best round beside its last (the diverged flag), and the row flags column
     assert (t["peak_accuracy"] >= t["accuracy"]).all() and t["peak_round"].between(0, 3).all()
     assert "flags" in t and t.loc[t.range == "fixed", "init_in_box"].between(0, 1).all()
+    # Figure 3's point of a Table 1 run carries that row's `at ceiling` flag (the box sets it)
+    figure = pd.read_csv(tiny / "results/tiny/figures/p001_clients.csv")
+    for r in t[t["flags"].fillna("").str.contains("at ceiling")].itertuples():
+        same = figure[(figure["run"] == r.run) & (figure["scenario"] == r.scenario)]
+        assert len(same) == 1 and "at ceiling" in same["flags"].iloc[0]
 
 
 @pytest.mark.workflow
@@ -350,6 +358,11 @@ def test_paper001_page_is_generated_from_the_table(tiny):
         eps = f"{r.paper_epsilon:g}"
         name = f"{r.dataset} FedAvg" if r.method == "FedAvg" else f"{r.dataset} {r.method} {r.range} eps {eps}"
         assert f"{name}: {100 * (r.accuracy - r.paper_accuracy):+.1f}" in page
+    # what the fixed box costs by itself, and the coins on top of it: generated from the three rows
+    box, free = t[t.range == "fixed box, no coins"].iloc[0], t[t.range == "none"].iloc[0]
+    assert "What the fixed box costs by itself" in page
+    assert f"- MNIST: noise-free {free.accuracy:.4g} [{free.accuracy_low:.3f}, " in page
+    assert f"clipped to the fixed box {box.accuracy:.4g} [{box.accuracy_low:.3f}, " in page
     for name in ("p001_clients", "p001_fraction_rounds", "p001_epsilon"):
         assert f"figures/{name}.png" in page and (tiny / f"docs/reproduction/tiny/figures/{name}.png").is_file()
 
@@ -408,34 +421,26 @@ def test_counting_a_models_flops_draws_nothing_and_changes_no_state():
     assert all(p.grad is None for p in model.parameters())
 
 
-def test_the_box_cost_benchmark_clips_only_what_it_names_and_is_fedavg_inside_a_wide_box():
-    """benchmarks/ldpfl_box_cost.py (issue 51): with a box no weight reaches it plays noise-free FedAvg
-    exactly; with a narrow box every averaged value of a clipped tensor lies in it, and a tensor its --clip
-    pattern leaves out is averaged unclipped (it leaves the box)."""
-    import importlib.util
-    import re
-    from pathlib import Path
+def test_fedavg_with_clip_clips_only_what_it_names_and_is_fedavg_inside_a_wide_box():
+    """The server's ``clip`` (issue 51: rule ldpfl's clip-c<c>-r<r> runs, benchmarks/ldpfl_box_cost.py's --clip):
+    with a box no weight reaches it plays noise-free FedAvg exactly; with a narrow box every averaged value of
+    a clipped tensor lies in it, and a tensor the pattern leaves out is averaged unclipped (it leaves the box)."""
 
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "ldpfl_box_cost.py"
-    spec = importlib.util.spec_from_file_location("ldpfl_box_cost", path)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-
-    def one_round(cls, box, clip=".*"):
+    def one_round(box, clip=None):
         torch.manual_seed(0)
         model = build("fedcnn-4-8-16", (1, 28, 28), 2)
         test = synthetic_clients(1, 50, seed=9)[0]
-        server = ldpfl.Server(start_weights(model), 4, 0.75, seed=0, key="run", ranges=box)
-        proto = cls(model, synthetic_clients(4, 40), server, local_sgd.LocalSGD(model, 0.1, 1, 10), 1, (test.x, test.y))
-        proto.clip = re.compile(clip)
+        server = ldpfl.Server(start_weights(model), 4, 0.75, seed=0, key="run", ranges=box, clip=clip)
+        trainer = local_sgd.LocalSGD(model, 0.1, 1, 10)
+        proto = ldpfl.FedAvg(model, synthetic_clients(4, 40), server, trainer, 1, (test.x, test.y))
         proto.play(1)
         return server.params
 
-    wide, fedavg = one_round(bench.ClippedFedAvg, (0.0, 100.0)), one_round(ldpfl.FedAvg, (0.0, 100.0))
+    wide, fedavg = one_round((0.0, 100.0), ".*"), one_round((0.0, 100.0))
     assert all(torch.equal(wide[k], fedavg[k]) for k in fedavg)
-    narrow = one_round(bench.ClippedFedAvg, (0.0, 0.01))
+    narrow = one_round((0.0, 0.01), ".*")
     assert all(float(v.abs().max()) <= 0.01 + 1e-7 for v in narrow.values())
     assert float((fedavg["classifier.weight"].abs() > 0.01).float().mean()) > 0.2  # the box binds
-    convs = one_round(bench.ClippedFedAvg, (0.0, 0.01), r"features\.0\..*")
+    convs = one_round((0.0, 0.01), r"features\.0\..*")
     assert float(convs["features.0.weight"].abs().max()) <= 0.01 + 1e-7
     assert float(convs["classifier.weight"].abs().max()) > 0.01

@@ -62,20 +62,27 @@ def test_a_bad_fedmd_run_name_is_refused_with_the_grammar(name):
         ("twopoint-eps5.0-adaptive", LdpflRun(5.0, "adaptive")),
         ("twopoint-eps10.0-c0.0-r0.075", LdpflRun(10, (0, 0.075))),
         ("twopoint-eps0.1-c-0.5-r2.0", LdpflRun(0.1, (-0.5, 2.0))),
+        ("clip-c0.0-r0.015", LdpflRun(None, (0, 0.015))),
     ],
 )
 def test_an_ldpfl_run_name_parses_and_formats_back(name, run):
     assert LdpflRun.parse(name) == run and run.name == name == str(run)
     assert re.fullmatch(LDPFL_RUN.pattern, name)
-    assert run.spec == (None if name == "none" else name.split("-", 2)[0] + "-" + name.split("-", 2)[1])
+    noise_free = name == "none" or name.startswith("clip")
+    assert run.spec == (None if noise_free else name.split("-", 2)[0] + "-" + name.split("-", 2)[1])
+    assert run.clipped == name.startswith("clip")
 
 
-@pytest.mark.parametrize("name", ["twopoint-eps5.0", "twopoint-5.0-adaptive", "laplace-eps1.0-adaptive", "noise"])
+@pytest.mark.parametrize(
+    "name", ["twopoint-eps5.0", "twopoint-5.0-adaptive", "laplace-eps1.0-adaptive", "noise", "clip-adaptive"]
+)
 def test_a_bad_ldpfl_run_name_is_refused_with_the_grammar(name):
-    with pytest.raises(ValueError, match="expected none, twopoint-eps<e>-adaptive"):
+    with pytest.raises(ValueError, match="expected none, twopoint-eps<e>-adaptive.*clip-c<c>-r<r>"):
         LdpflRun.parse(name)
-    with pytest.raises(ValueError, match="noise-free takes no range"):
+    with pytest.raises(ValueError, match="noise-free takes no range or a fixed box"):
         LdpflRun(None, "adaptive")
+    with pytest.raises(ValueError, match="a private run takes an epsilon and a range"):
+        LdpflRun(1.0, None)
 
 
 def test_ldpdl_and_pate_run_folders_parse_and_format_back():

@@ -592,9 +592,9 @@ def test_reproduction_pages_are_generated_from_the_tables(tiny):
 
 
 def test_the_box_cost_benchmark_pairs_with_the_workflows_ldpfl_rows(tiny, tmp_path):
-    """benchmarks/ldpfl_box_cost.py (issue 51) replays rule ldpfl's run: unclipped, every round's accuracy equals
-    the workflow's noise-free row's (same clients, initial model, batch orders); clipped to the fixed box, it
-    runs the same rounds on the same partition."""
+    """benchmarks/ldpfl_box_cost.py (issue 51) replays rule ldpfl's runs: unclipped, every round's accuracy equals
+    the workflow's noise-free row's (same clients, initial model, batch orders); clipped to the fixed box, the
+    workflow's clip-c<c>-r<r> row's, which starts from the noise-free row's initial model."""
     results = tiny / "results/tiny"
     out = {}
     for arm, extra in {"none": ["--no-clip"], "box": []}.items():
@@ -607,6 +607,9 @@ def test_the_box_cost_benchmark_pairs_with_the_workflows_ldpfl_rows(tiny, tmp_pa
     assert replay == workflow.sort_values("round")["accuracy"].tolist()
     box = yaml.safe_load(out["box"].read_text())
     assert box["box"] == [0.0, 0.075] and [r["round"] for r in box["rows"]] == [0, 1, 2, 3]
+    clipped = pd.read_parquet(results / "ldpfl/ldpfl_mnist/clip-c0.0-r0.075/f1.0-m3/rounds.parquet")
+    assert [r["accuracy"] for r in box["rows"]] == clipped.sort_values("round")["accuracy"].tolist()
+    assert clipped["accuracy"].iloc[0] == workflow["accuracy"].iloc[0]  # the same initial model
 
 
 # -------------------------------------------------------------------- privacy claims that hold up

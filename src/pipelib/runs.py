@@ -97,21 +97,27 @@ def _unnamed(pattern: re.Pattern) -> str:
     return re.sub(r"\?P<\w+>", "", pattern.pattern)
 
 
-_LDPFL_PARTS = re.compile(r"twopoint-eps(?P<eps>[0-9.]+)-(?:(?P<adaptive>adaptive)|c(?P<c>-?[0-9.]+)-r(?P<r>[0-9.]+))")
+_LDPFL_PARTS = re.compile(
+    r"(?:twopoint-eps(?P<eps>[0-9.]+)|(?P<clip>clip))-(?:(?P<adaptive>adaptive)|c(?P<c>-?[0-9.]+)-r(?P<r>[0-9.]+))"
+)
 LDPFL_RUN = re.compile("none|" + _unnamed(_LDPFL_PARTS))  # the wildcard's constraint
 
 
 @dataclass(frozen=True)
 class LdpflRun:
     """One LDP-FL run: noise-free federated averaging (``epsilon`` None), or every client's weights through
-    the two-point mechanism at ``epsilon`` with the ``adaptive`` per-layer range or a fixed ``(c, r)``."""
+    the two-point mechanism at ``epsilon`` with the ``adaptive`` per-layer range or a fixed ``(c, r)``; a
+    noise-free run with a fixed ``(c, r)`` clips every upload to that box and flips no coin (``clip-c<c>-r<r>``:
+    what the box costs by itself, the reference of a fixed-range row)."""
 
     epsilon: float | None = None
     radius: str | tuple[float, float] | None = None
 
     def __post_init__(self):
-        if (self.epsilon is None) != (self.radius is None):
-            raise ValueError("LDP-FL run: noise-free takes no range, a private run an epsilon and a range")
+        if self.epsilon is not None and self.radius is None:
+            raise ValueError("LDP-FL run: a private run takes an epsilon and a range (adaptive or a fixed box)")
+        if self.epsilon is None and self.radius == "adaptive":
+            raise ValueError("LDP-FL run: noise-free takes no range or a fixed box to clip to, not adaptive")
         if self.radius is not None and self.radius != "adaptive":
             object.__setattr__(self, "radius", (float(self.radius[0]), float(self.radius[1])))
         if self.epsilon is not None:
@@ -121,13 +127,15 @@ class LdpflRun:
     def parse(cls, name: str) -> LdpflRun:
         """The run a name stands for; ValueError naming the grammar for anything else."""
         m = _LDPFL_PARTS.fullmatch(name)
-        if not LDPFL_RUN.fullmatch(name) or (name != "none" and not m):
+        if not LDPFL_RUN.fullmatch(name) or (name != "none" and not m) or (m and m["clip"] and m["adaptive"]):
             raise ValueError(
-                f"LDP-FL run {name!r}: expected none, twopoint-eps<e>-adaptive or twopoint-eps<e>-c<c>-r<r>"
+                f"LDP-FL run {name!r}: expected none, twopoint-eps<e>-adaptive, twopoint-eps<e>-c<c>-r<r> or "
+                "clip-c<c>-r<r>"
             )
         if name == "none":
             return cls()
-        return cls(float(m["eps"]), "adaptive" if m["adaptive"] else (float(m["c"]), float(m["r"])))
+        box = "adaptive" if m["adaptive"] else (float(m["c"]), float(m["r"]))
+        return cls(None if m["clip"] else float(m["eps"]), box)
 
     @classmethod
     def of(cls, wildcards) -> LdpflRun:
@@ -136,11 +144,11 @@ class LdpflRun:
 
     @property
     def name(self) -> str:
-        if self.epsilon is None:
+        if self.radius is None:
             return "none"
         if self.radius == "adaptive":
             return f"{self.spec}-adaptive"
-        return f"{self.spec}-c{self.radius[0]!r}-r{self.radius[1]!r}"
+        return f"{self.spec or 'clip'}-c{self.radius[0]!r}-r{self.radius[1]!r}"
 
     def __str__(self) -> str:
         return self.name
@@ -149,6 +157,11 @@ class LdpflRun:
     def spec(self) -> str | None:
         """The mechanism's registry spec (``twopoint-eps<e>``), or None (noise-free)."""
         return None if self.epsilon is None else f"twopoint-eps{self.epsilon!r}"
+
+    @property
+    def clipped(self) -> bool:
+        """Noise-free with every upload clipped to a fixed box (``clip-c<c>-r<r>``)."""
+        return self.epsilon is None and self.radius is not None
 
 
 class _Teacher:

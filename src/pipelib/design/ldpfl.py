@@ -46,9 +46,9 @@ class LdpflDesign(Part):
         return ldpfl_dataset_of(self.d.config, scenario)
 
     def entries(self):
-        """Every LDP-FL run the config asks for: Table 1 (noise-free, and fixed vs adaptive range at each
-        epsilon), Figure 3 (clients), Figure 4 (fraction of clients; rounds come from the runs' histories),
-        Figure 5 (epsilon; radius of a fixed range)."""
+        """Every LDP-FL run the config asks for: Table 1 (noise-free, noise-free clipped to the fixed box, and
+        fixed vs adaptive range at each epsilon), Figure 3 (clients), Figure 4 (fraction of clients; rounds
+        come from the runs' histories), Figure 5 (epsilon; radius of a fixed range)."""
         out = []
         for label, d in self.d.LDPFL["datasets"].items():
             sc = d["scenario"]
@@ -64,6 +64,7 @@ class LdpflDesign(Part):
                 out.append({"artifact": artifact, "dataset": label, "run": run, "path": path} | extra)
 
             add("table", None, None, epsilon=None, range="none")
+            add("table", None, fixed, epsilon=None, range="box")  # noise-free, clipped to the fixed box
             for eps in self.d.LDPFL["table_epsilon"]:
                 add("table", eps, fixed, epsilon=float(eps), range="fixed")
                 add("table", eps, "adaptive", epsilon=float(eps), range="adaptive")

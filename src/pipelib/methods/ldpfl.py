@@ -7,6 +7,8 @@ and a shuffler hides which client sent which value; a protocol of the shared rou
 * Each client perturbs its trained weights with the round's ranges and its own release-keyed generator
   and hands the coins to the shuffler (:class:`pipelib.privacy.twopoint.ShuffledReports`), which keeps
   per position only the multiset of values; noise-free federated averaging sums the weights instead.
+* A ``clip-c<c>-r<r>`` run is noise-free averaging of uploads clipped to the fixed box: the reference that
+  tells what a fixed-range row loses to the box and what to the coins (issue 51).
 * The :class:`Server` selects the round's clients, averages what the shuffler gives it, and (adaptive
   ranges) sets each layer's range for the next round from the averaged weights:
   c = (max + min) / 2, r = (max - min) / 2 of the layer (paper 001 does not give its rule).
@@ -15,6 +17,7 @@ and a shuffler hides which client sent which value; a protocol of the shared rou
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import asdict
 from pathlib import Path
 
@@ -130,9 +133,14 @@ def ranges_for(params: dict[str, torch.Tensor], fixed: tuple[float, float] | Non
 class Server:
     """Selects each round's clients, averages what reaches it, keeps the global weights and ranges."""
 
-    def __init__(self, params: dict, n_clients: int, fraction: float, seed: int, key: str, ranges, rule="projected"):
+    def __init__(
+        self, params: dict, n_clients: int, fraction: float, seed: int, key: str, ranges, rule="projected", clip=None
+    ):
         """``ranges``: 'adaptive' or a fixed (c, r); ``rule``: how an adaptive range reads the average
-        (:data:`ADAPTIVE_RULES`, :func:`ranges_for`)."""
+        (:data:`ADAPTIVE_RULES`, :func:`ranges_for`); ``clip``: a regular expression over tensor names, whose
+        noise-free uploads the clients clip to the broadcast box (``clip-c<c>-r<r>`` runs: what a fixed range
+        costs without a coin, issue 51)."""
+        self.clip = None if clip is None else re.compile(clip)
         if not 0 < fraction <= 1:
             raise ValueError(f"ldpfl fraction of clients per round must be in (0, 1], got {fraction}")
         if rule not in ADAPTIVE_RULES:
@@ -148,6 +156,13 @@ class Server:
         """Round t's clients: ``per_round`` of them uniformly at random without replacement."""
         g = rng(self.seed, "ldpfl-select", self.key, t)
         return np.sort(g.choice(self.n_clients, self.per_round, replace=False))
+
+    def clipped(self, own: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """A client's noise-free upload: every tensor ``clip`` names clipped to this round's box."""
+        return {
+            k: v.clamp(self.c[k] - self.r[k], self.c[k] + self.r[k]) if self.clip.fullmatch(k) else v
+            for k, v in own.items()
+        }
 
     def update(self, aggregate: dict) -> None:
         self.params = {k: v.detach() for k, v in aggregate.items()}
@@ -166,7 +181,8 @@ def groups(clients: list[Client], size: int) -> list[list[Client]]:
 
 class FedAvg:
     """Federated averaging as a round protocol: round 0 is the initial model; in round t the selected
-    clients train locally, perturb (unless ``mechanism`` is None) and report through the shuffler."""
+    clients train locally, perturb (unless ``mechanism`` is None) and report through the shuffler; noise-free
+    under the server's ``clip``, each client first clips its weights to the broadcast box."""
 
     def __init__(
         self,
@@ -204,7 +220,7 @@ class FedAvg:
             for j, c in enumerate(part):
                 own = {k: v[j] for k, v in trained.items()}
                 if self.mechanism is None:
-                    reports.add(own)
+                    reports.add(own if s.clip is None else s.clipped(own))
                 else:  # client c's coins, from its own generator for this round
                     gen = torch.Generator().manual_seed(self.noise_seed(t, c.cid))
                     eps = self.mechanism.epsilon
@@ -247,12 +263,12 @@ def client_noise_seed(seed: int, randomness: str, release: dict, t: int, cid: in
 
 
 def run_row(job: Job, settings: LdpflSettings) -> dict:
-    """One LDP-FL (or noise-free federated averaging) run: the job's wildcards (scenario, flmech, frac,
-    rounds) name the release; client i's coins in round t are keyed by all of them, t and i.  Reads the
-    inputs assignment, private_train (any file of the private records' folder) and test.  Writes the
-    outputs result (the row), rounds (global accuracy per round), releases (one ledger row per client: its
-    composed guarantee, with the paper's per-weight claim in ``paper_*`` columns), model (the final global
-    model)."""
+    """One LDP-FL (or noise-free federated averaging; ``clip-c<c>-r<r>``: its uploads clipped to that box)
+    run: the job's wildcards (scenario, flmech, frac, rounds) name the release; client i's coins in round t
+    are keyed by all of them, t and i.  Reads the inputs assignment, private_train (any file of the private
+    records' folder) and test.  Writes the outputs result (the row), rounds (global accuracy per round),
+    releases (one ledger row per client: its composed guarantee, with the paper's per-weight claim in
+    ``paper_*`` columns), model (the final global model)."""
 
     release, seed, randomness, checkpoint, out = job.release, job.seed, job.randomness, job.checkpoint, job.output
     assignment_path, private_dir = job.input["assignment"], Path(job.input["private_train"]).parent
@@ -276,16 +292,16 @@ def run_row(job: Job, settings: LdpflSettings) -> dict:
     model = initial_model(settings, tuple(x_test.shape[1:]), len(meta["task_classes"])).to(dev)
     start = {k: v.detach().clone() for k, v in model.named_parameters()}
     rule = settings.adaptive_range
-    server = Server(start, len(clients), fraction, seed, key, ranges if mechanism else (0.0, 1.0), rule)
+    box = ranges if ranges is not None else (0.0, 1.0)  # noise-free: a box nothing reads
+    server = Server(start, len(clients), fraction, seed, key, box, rule, clip=".*" if run.clipped else None)
     mode = client_mode(settings.mode, model, tuple(x_test.shape[1:]))
     trainer = LocalSGD(model, settings.lr, settings.local_epochs, settings.batch, mode, settings.group)
 
     def noise_seed(t: int, cid: int) -> int:
         return client_noise_seed(seed, randomness, job.release_id, t, cid)
 
-    proto = FedAvg(
-        model, clients, server, trainer, rounds, (x_test, y_test), privacy=(mechanism, noise_seed), seed=seed
-    )
+    test = (x_test, y_test)
+    proto = FedAvg(model, clients, server, trainer, rounds, test, privacy=(mechanism, noise_seed), seed=seed)
     ns = [len(c.x) for c in clients]
     log.info(
         "%s %s: %d clients (%d-%d records), %d per round, %d rounds, %s, %d test, device %s",

@@ -644,6 +644,7 @@ def p004_sweeps(out: dict, entries: list[dict], tables: dict | None = None) -> p
 
 P001_COLUMNS = ["dataset", "panel", "x", "run", "private", "accuracy", "accuracy_low", "accuracy_high"]
 P001_COLUMNS += ["epsilon", "paper_epsilon", "range", "peak_accuracy", "peak_round", "init", "init_in_box"]
+P001_COLUMNS += ["scenario", "rounds"]  # with run and fraction: the run (a Table 1 row's flags are its own)
 
 
 def ldpfl_data(entries: list[dict], with_rounds: bool = False) -> pd.DataFrame:

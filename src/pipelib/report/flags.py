@@ -12,7 +12,9 @@ flags, each computed from the results, never typed:
 - ``diverged``: the row's run fell more than ``DIVERGE_DROP`` from its best round by its last (LDP-FL's
   per-round accuracy; FedMD's mean over parties and seeds): a training failure, not a converged accuracy;
 - ``at ceiling``: a private row equal to its non-private reference within its 95 % interval (reverse k-NN's
-  student on noise-free labels): the mechanism cost nothing and the stand-in (encoder, student) set the value;
+  student on noise-free labels; a fixed-range LDP-FL row's noise-free run clipped to the same box, where that
+  box costs more than the intervals against unclipped averaging): the mechanism cost nothing and the stand-in
+  (encoder, student; the box against our model) set the value;
 - ``substitute``: a teacher or model that is not the paper's (LDP-DL's teachers, ``teacher_departure``), or
   a fixed weight box that holds under ``IN_BOX_MIN`` of the run's initial values (our initialisation, not the
   paper's, decides what the box clips).
@@ -35,6 +37,8 @@ NAMES = ("utility floor", "diverged", "at ceiling", "substitute")
 FLOOR_MARGIN = 0.10  # a non-private reference this far under the paper's cannot carry the paper's trade-off
 DIVERGE_DROP = 0.10  # a run whose last round is this far under its best round diverged
 IN_BOX_MIN = 0.5  # a fixed box holding less than this share of the initial weights clips the model it trains
+BOX = "fixed box, no coins"  # table_ldpfl's range of the noise-free run clipped to the fixed box (issue 51)
+RUN_IDENTITY = ("scenario", "run", "fraction", "rounds")  # an LDP-FL run: a figure row and a table row alike
 
 
 def name(flag: str) -> str:
@@ -102,11 +106,49 @@ def _dataset_floor(frame: pd.DataFrame, reference: dict, what: str) -> dict:
     return {r["dataset"]: floor(r, what) for r in best.to_dict("records")}
 
 
+def _one_per_dataset(frame: pd.DataFrame, range_: str) -> dict:
+    """dataset -> its noise-free FedAvg row of table_ldpfl's ``range`` (none: unclipped; BOX: clipped)."""
+    if not {"dataset", "method", "range", "accuracy_low", "accuracy_high"} <= set(frame):
+        return {}
+    rows = frame[(frame["method"] == "FedAvg") & (frame["range"] == range_)]
+    return {r["dataset"]: r for r in rows.to_dict("records")}
+
+
+def box_ceiling(row: dict, box: dict | None, free: dict | None) -> str:
+    """'at ceiling: ...' for a fixed-range LDP-FL row whose interval holds its dataset's noise-free run clipped
+    to the same box (``box``), when that box by itself costs more than the intervals against unclipped
+    averaging (``free``): the box against our model, not the coins, sets the row (issue 51)."""
+    if row.get("method") != "LDP-FL" or row.get("range") != "fixed" or box is None or free is None:
+        return ""
+    if _missing(row.get("accuracy_low"), box["accuracy"], box["accuracy_high"], free["accuracy_low"]):
+        return ""
+    if (
+        box["accuracy_high"] >= free["accuracy_low"]
+        or not row["accuracy_low"] <= box["accuracy"] <= row["accuracy_high"]
+    ):
+        return ""
+    return (
+        f"at ceiling: noise-free averaging clipped to the same box reaches {box['accuracy']:.4f} "
+        f"(unclipped {free['accuracy']:.4f}): the box, not the coins, sets this row"
+    )
+
+
 def ldpfl(frame: pd.DataFrame) -> pd.Series:
-    """table_ldpfl's flags: the dataset's noise-free FedAvg against the paper's, each run's divergence and box."""
-    floors = _dataset_floor(frame, {"method": "FedAvg"}, "noise-free FedAvg")
+    """table_ldpfl's flags: the dataset's noise-free FedAvg against the paper's, each run's divergence and box,
+    and a fixed-range row at the ceiling its box sets (:func:`box_ceiling`)."""
+    unclipped = {"method": "FedAvg"} | ({"range": "none"} if "range" in frame else {})
+    floors = _dataset_floor(frame, unclipped, "noise-free FedAvg")
+    boxes, free = _one_per_dataset(frame, BOX), _one_per_dataset(frame, "none")
     return pd.Series(
-        [_join(floors.get(r.get("dataset"), ""), diverged(r), clipped_box(r)) for r in frame.to_dict("records")],
+        [
+            _join(
+                floors.get(r.get("dataset"), ""),
+                diverged(r),
+                clipped_box(r),
+                box_ceiling(r, boxes.get(r.get("dataset")), free.get(r.get("dataset"))),
+            )
+            for r in frame.to_dict("records")
+        ],
         index=frame.index,
         dtype=object,
     )
@@ -221,6 +263,26 @@ def _inherited(name_: str, data: pd.DataFrame, frames: dict) -> pd.Series | None
     return pd.Series(own, index=data.index, dtype=object)
 
 
+def _same_run(name_: str, data: pd.DataFrame, frames: dict) -> pd.Series | None:
+    """A figure row that is a table row's run (the same RUN_IDENTITY): that row's ``at ceiling`` flags, which
+    need the table's reference rows to compute (Figure 3's default point is Table 1's fixed-range row)."""
+    entry = next((e for prefix, e in INHERITS.items() if name_.startswith(prefix)), None)
+    table = frames.get(entry[0]) if entry else None
+    if table is None or not set(RUN_IDENTITY) <= set(data) or not set(RUN_IDENTITY) <= set(table):
+        return None
+    flagged = of_table(entry[0], table)
+
+    def key(r):
+        return tuple(str(r[k]) if isinstance(r[k], str) else float(r[k]) for k in RUN_IDENTITY)
+
+    ceilings = {}
+    for r, cell in zip(table.to_dict("records"), flagged):
+        if not _missing(*(r[k] for k in RUN_IDENTITY)):
+            ceilings[key(r)] = _join(*(f for f in split(cell) if name(f) == "at ceiling"))
+    own = ["" if _missing(*(r[k] for k in RUN_IDENTITY)) else ceilings.get(key(r), "") for r in data.to_dict("records")]
+    return pd.Series(own, index=data.index, dtype=object)
+
+
 def of_table(name_: str, frame: pd.DataFrame) -> pd.Series:
     """The flags of a table's rows (a table without its own flag rules: none)."""
     rule = TABLES.get(name_)
@@ -234,6 +296,9 @@ def of_source(name_: str, frame: pd.DataFrame, frames: dict) -> pd.Series:
         own = of_table(name_, frame)
     else:  # a view's or a figure's rows: their runs' own flags (a run that diverged, a box that clips)
         own = pd.Series([_join(diverged(r), clipped_box(r)) for r in frame.to_dict("records")], index=frame.index)
+        same = _same_run(name_, frame, frames)
+        if same is not None:
+            own = pd.Series([_join(*split(a), *split(b)) for a, b in zip(own, same)], index=frame.index)
     inherited = _inherited(name_, frame, frames)
     if inherited is None:
         return own.astype(object)

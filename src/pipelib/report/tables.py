@@ -823,6 +823,8 @@ TABLE_LDPFL_COLUMNS = [
     "batch",
     "local_epochs",
     "scenario",
+    "run",
+    "fraction",
     "preset",
     "seed",
     "wall_seconds",
@@ -837,10 +839,13 @@ def table_ldpfl(entries: list[dict], out_csv) -> pd.DataFrame:
     """results/table_ldpfl.csv: paper 001 Table 1 (fixed vs adaptive range at each epsilon) and the noise-free
     federated-averaging row per dataset, beside the paper's values (the noise-free one as implied by its
     introduction).  ``epsilon`` is a client's composed guarantee; ``paper_epsilon`` the paper's per-weight,
-    per-round claim."""
+    per-round claim.  The noise-free run clipped to the fixed box (range ``fixed box, no coins``) splits a
+    fixed-range row's loss into what the box costs and what the coins cost (issue 51)."""
     rows = []
     for e in entries:
         r = read_result(e["path"])
+        if e["range"] == "box":
+            e = {**e, "range": flags.BOX}
         if e["range"] == "none":
             printed = paper.NOISE_FREE_LDPFL.get(e["dataset"])
         else:
