@@ -420,7 +420,7 @@ def test_a_figure_inherits_its_tables_dataset_level_flags_and_keeps_its_runs_own
 
     table = pd.DataFrame(
         {"dataset": ["A", "B"], "method": ["FedAvg"] * 2, "accuracy": [0.2, 0.9], "paper_accuracy": [0.6, 0.91]}
-    )
+    ).assign(range="none")
     figure = pd.DataFrame({"dataset": ["A", "B", "B"], "accuracy": [0.2, 0.5, 0.9], "peak_accuracy": [0.2, 0.8, 0.9]})
     figure["peak_round"] = 3
     got = list(flags.of_source("p001_clients", figure, {"table_ldpfl": table}))

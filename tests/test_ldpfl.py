@@ -363,6 +363,7 @@ def test_paper001_page_is_generated_from_the_table(tiny):
     assert "What the fixed box costs by itself" in page
     assert f"- MNIST: noise-free {free.accuracy:.4g} [{free.accuracy_low:.3f}, " in page
     assert f"clipped to the fixed box {box.accuracy:.4g} [{box.accuracy_low:.3f}, " in page
+    assert "the coins on top of it (the fixed-range rows): at eps 8 " in page
     for name in ("p001_clients", "p001_fraction_rounds", "p001_epsilon"):
         assert f"figures/{name}.png" in page and (tiny / f"docs/reproduction/tiny/figures/{name}.png").is_file()
 
@@ -444,3 +445,21 @@ def test_fedavg_with_clip_clips_only_what_it_names_and_is_fedavg_inside_a_wide_b
     convs = one_round((0.0, 0.01), r"features\.0\..*")
     assert float(convs["features.0.weight"].abs().max()) <= 0.01 + 1e-7
     assert float(convs["classifier.weight"].abs().max()) > 0.01
+    model = build("fedcnn-4-8-16", (1, 28, 28), 2)
+    server = ldpfl.Server(start_weights(model), 4, 0.75, seed=0, key="run", ranges=(0.0, 0.01), clip=".*")
+    with pytest.raises(ValueError, match="clip rule is for noise-free runs"):
+        ldpfl.FedAvg(model, [], server, None, 1, (None, None), privacy=(registry.parse("twopoint-eps5.0"), None))
+
+
+def test_the_paper001_page_says_what_the_box_and_the_coins_cost_with_their_intervals():
+    from pipelib.report.pages import _cost
+
+    def row(acc, half):
+        return {"accuracy": acc, "accuracy_low": acc - half, "accuracy_high": acc + half}
+
+    assert _cost(row(0.8442, 0.007), row(0.7010, 0.009)) == "costs 14.3 points"
+    assert _cost(row(0.70, 0.009), row(0.75, 0.009)) == "gains 5.0 points"
+    assert (
+        _cost(row(0.7010, 0.009), row(0.7013, 0.009))
+        == "changes it by +0.0 points, inside the intervals (inconclusive)"
+    )

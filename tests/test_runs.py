@@ -77,6 +77,7 @@ def test_an_ldpfl_run_name_parses_and_formats_back(name, run):
     "name", ["twopoint-eps5.0", "twopoint-5.0-adaptive", "laplace-eps1.0-adaptive", "noise", "clip-adaptive"]
 )
 def test_a_bad_ldpfl_run_name_is_refused_with_the_grammar(name):
+    assert not re.fullmatch(LDPFL_RUN.pattern, name)  # the wildcard's constraint refuses it too
     with pytest.raises(ValueError, match="expected none, twopoint-eps<e>-adaptive.*clip-c<c>-r<r>"):
         LdpflRun.parse(name)
     with pytest.raises(ValueError, match="noise-free takes no range or a fixed box"):

@@ -97,10 +97,9 @@ def _unnamed(pattern: re.Pattern) -> str:
     return re.sub(r"\?P<\w+>", "", pattern.pattern)
 
 
-_LDPFL_PARTS = re.compile(
-    r"(?:twopoint-eps(?P<eps>[0-9.]+)|(?P<clip>clip))-(?:(?P<adaptive>adaptive)|c(?P<c>-?[0-9.]+)-r(?P<r>[0-9.]+))"
-)
-LDPFL_RUN = re.compile("none|" + _unnamed(_LDPFL_PARTS))  # the wildcard's constraint
+_LDPFL_PARTS = re.compile(r"twopoint-eps(?P<eps>[0-9.]+)-(?:(?P<adaptive>adaptive)|c(?P<c>-?[0-9.]+)-r(?P<r>[0-9.]+))")
+_LDPFL_CLIP = re.compile(r"clip-c(?P<c>-?[0-9.]+)-r(?P<r>[0-9.]+)")
+LDPFL_RUN = re.compile("|".join(("none", _unnamed(_LDPFL_PARTS), _unnamed(_LDPFL_CLIP))))  # the wildcard's constraint
 
 
 @dataclass(frozen=True)
@@ -126,16 +125,17 @@ class LdpflRun:
     @classmethod
     def parse(cls, name: str) -> LdpflRun:
         """The run a name stands for; ValueError naming the grammar for anything else."""
-        m = _LDPFL_PARTS.fullmatch(name)
-        if not LDPFL_RUN.fullmatch(name) or (name != "none" and not m) or (m and m["clip"] and m["adaptive"]):
+        m, clip = _LDPFL_PARTS.fullmatch(name), _LDPFL_CLIP.fullmatch(name)
+        if not LDPFL_RUN.fullmatch(name) or (name != "none" and not (m or clip)):
             raise ValueError(
                 f"LDP-FL run {name!r}: expected none, twopoint-eps<e>-adaptive, twopoint-eps<e>-c<c>-r<r> or "
                 "clip-c<c>-r<r>"
             )
         if name == "none":
             return cls()
-        box = "adaptive" if m["adaptive"] else (float(m["c"]), float(m["r"]))
-        return cls(None if m["clip"] else float(m["eps"]), box)
+        if clip:
+            return cls(None, (float(clip["c"]), float(clip["r"])))
+        return cls(float(m["eps"]), "adaptive" if m["adaptive"] else (float(m["c"]), float(m["r"])))
 
     @classmethod
     def of(cls, wildcards) -> LdpflRun:

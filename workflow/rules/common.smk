@@ -26,7 +26,7 @@ from pipelib.report.registry import command_targets as page_command_targets
 from pipelib.report.registry import page_module
 from pipelib.report.registry import VIEWS
 from pipelib.runs import FEDMD_RUN, LDPDL_RUN, LDPDL_WILDCARDS, LDPFL_RUN, PATE_RUN
-from pipelib.runs import PATE_TEACHERS, TEACHER_RUN, AuditRun, FedmdRun
+from pipelib.runs import PATE_TEACHERS, TEACHER_RUN, AuditRun, FedmdRun, LdpflRun
 from pipelib.runs import BUDGET_WILDCARDS, BudgetPoint
 
 try:

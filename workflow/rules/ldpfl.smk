@@ -37,7 +37,7 @@ rule ldpfl:
         precision=D.LDPFL["precision"],
         seed=lambda wc: seed_of(wc.scenario),
         randomness=lambda wc: (
-            "none" if wc.flmech == "none" else config["privacy"]["randomness"]
+            "none" if LdpflRun.of(wc).spec is None else config["privacy"]["randomness"]
         ),
         preset=config["preset"],
         # progress is saved here after every round; a killed or pre-empted job resumes from it

@@ -32,7 +32,10 @@ class LdpflDesign(Part):
         return [f"p001_{name}" for name, arts in FIGURE_P001.items() if kinds & set(arts)]
 
     def result_files(self):
-        return self.paths() + self.compare_paths()
+        """Every run's result row but Table 1's clipped noise-free references (a diagnostic of the fixed box,
+        not a method's result: compare.csv and its pages leave them out)."""
+        boxes = {e["path"] for e in self.entries() if e.get("range") == "box"}
+        return [p for p in self.paths() if p not in boxes] + self.compare_paths()
 
     def releases(self, result):
         """Every client's per-round records of the run."""

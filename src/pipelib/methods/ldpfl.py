@@ -201,6 +201,8 @@ class FedAvg:
         self.model, self.clients, self.server, self.trainer = model, clients, server, trainer
         (self.x_test, self.y_test), self.rounds, self.seed = test, rounds, seed
         self.mechanism, self.noise_seed = privacy if privacy is not None else (None, None)
+        if self.mechanism is not None and server.clip is not None:
+            raise ValueError("LDP-FL: the server's clip rule is for noise-free runs (a mechanism clips to its range)")
         self.joined = np.zeros(len(clients), dtype=int)  # rounds each client has joined
 
     def play(self, t: int) -> None:

@@ -107,7 +107,8 @@ def _dataset_floor(frame: pd.DataFrame, reference: dict, what: str) -> dict:
 
 
 def _one_per_dataset(frame: pd.DataFrame, range_: str) -> dict:
-    """dataset -> its noise-free FedAvg row of table_ldpfl's ``range`` (none: unclipped; BOX: clipped)."""
+    """dataset -> its noise-free FedAvg row of table_ldpfl's ``range`` (none: unclipped; BOX: clipped; Table 1
+    has one of each per dataset)."""
     if not {"dataset", "method", "range", "accuracy_low", "accuracy_high"} <= set(frame):
         return {}
     rows = frame[(frame["method"] == "FedAvg") & (frame["range"] == range_)]
@@ -236,7 +237,7 @@ INHERITS = {
     "table3": ("table2", {"method": "FedMD-NFDP"}),
     "table4": ("table2", {"method": "FedMD-NFDP"}),
     "table5": ("table2", {"method": "FedMD-NFDP"}),
-    "p001_": ("table_ldpfl", {"method": "FedAvg"}),
+    "p001_": ("table_ldpfl", {"method": "FedAvg", "range": "none"}),  # not the clipped reference's own flags
     "p002_accuracy_vs_parties": ("table2", {"method": "FedMD-NFDP"}),
     "p002_rounds": ("table2", {"method": "FedMD-NFDP"}),
     "p004_": ("table_ldpdl", {"method": "LDP-DL"}),

@@ -1117,10 +1117,12 @@ def paper001_page(table_csv, figures: dict, command: str, figure_data: dict | No
 
 
 def _cost(hi: dict, lo: dict) -> str:
-    """'14.3 points' (or 'none measurable: the intervals overlap'): what going from row ``hi`` to ``lo`` costs."""
+    """What going from row ``hi`` to row ``lo`` does to the accuracy: 'costs 14.3 points', 'gains 2.0 points',
+    or 'changes it by +0.5 points, inside the intervals (inconclusive)'."""
+    d = 100 * (hi["accuracy"] - lo["accuracy"])
     if stats.overlap((hi["accuracy_low"], hi["accuracy_high"]), (lo["accuracy_low"], lo["accuracy_high"])):
-        return f"{100 * (hi['accuracy'] - lo['accuracy']):+.1f} points, inside the intervals (inconclusive)"
-    return f"{100 * (hi['accuracy'] - lo['accuracy']):.1f} points"
+        return f"changes it by {-d:+.1f} points, inside the intervals (inconclusive)"
+    return f"costs {d:.1f} points" if d > 0 else f"gains {-d:.1f} points"
 
 
 def _box_costs(t: pd.DataFrame) -> list[str]:
@@ -1133,18 +1135,19 @@ def _box_costs(t: pd.DataFrame) -> list[str]:
             continue
         free, box = pick["none"].iloc[0].to_dict(), pick[flags.BOX].iloc[0].to_dict()
         fixed = runs[(runs["method"] == "LDP-FL") & (runs["range"] == "fixed")].to_dict("records")
-        coins = "; ".join(f"at eps {fmt(r['paper_epsilon'])} {_with_interval(r)}: {_cost(box, r)}" for r in fixed)
+        coins = "; ".join(f"at eps {fmt(r['paper_epsilon'])} {_with_interval(r)} {_cost(box, r)}" for r in fixed)
         out.append(
             f"- {dataset}: noise-free {_with_interval(free)}, clipped to the fixed box {_with_interval(box)}: the box "
-            f"costs {_cost(free, box)}" + (f"; the coins on top of it (fixed-range rows) {coins}." if coins else ".")
+            f"{_cost(free, box)}" + (f"; the coins on top of it (the fixed-range rows): {coins}." if coins else ".")
         )
     if not out:
         return []
     return [
         "What the fixed box costs by itself: the noise-free run whose clients clip every upload to the fixed "
         "range and flip no coin, beside the unclipped noise-free run and the fixed-range LDP-FL rows (same "
-        "clients, initial model and batch orders). A fixed-range row at that run's accuracy is flagged "
-        "`at ceiling`: our model against the box sets it, not the mechanism, and claims on it are untested.",
+        "clients, initial model and batch orders). Where the box costs more than the intervals, a fixed-range "
+        "row whose interval holds the clipped run's accuracy is flagged `at ceiling`: our model against the box "
+        "sets it, not the mechanism, and the claims resting on it are untested.",
         "",
         *out,
         "",
