@@ -32,6 +32,10 @@ cd "$clone" || exit 2
 export PYTHONPATH=$clone/src PYTHONUNBUFFERED=1
 # max_cpu_hours=0: this script is the long run on purpose (on one core the planner's estimate passes 12 h)
 smk=("$venv/bin/snakemake" --configfile presets/reduced.yaml --config "data_root=$data_root" max_cpu_hours=0)
+# a part stopped a moment ago may still be exiting: wait (up to 10 min) for its run lock rather than fail at once
+lock=results/reduced/.pipelib-run.lock
+mkdir -p results/reduced
+flock -w 600 "$lock" true || { echo "results/reduced is still held: $(cat "$lock")" >&2; exit 2; }
 "${smk[@]}" --unlock --cores 1 > /dev/null 2>&1
 n=$(( $(ls "$clone".part*.log 2>/dev/null | wc -l) + 1 ))
 echo "part $n start $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD) cores ${CORES:-2} priority: ${PRIORITY:-none}" \
