@@ -98,8 +98,8 @@ def _unnamed(pattern: re.Pattern) -> str:
 
 
 _LDPFL_PARTS = re.compile(r"twopoint-eps(?P<eps>[0-9.]+)-(?:(?P<adaptive>adaptive)|c(?P<c>-?[0-9.]+)-r(?P<r>[0-9.]+))")
-_LDPFL_CLIP = re.compile(r"clip-c(?P<c>-?[0-9.]+)-r(?P<r>[0-9.]+)")
-LDPFL_RUN = re.compile("|".join(("none", _unnamed(_LDPFL_PARTS), _unnamed(_LDPFL_CLIP))))  # the wildcard's constraint
+LDPFL_CLIP = re.compile(r"clip-c(?P<c>-?[0-9.]+)-r(?P<r>[0-9.]+)")  # a noise-free run clipped to a box
+LDPFL_RUN = re.compile("|".join(("none", _unnamed(_LDPFL_PARTS), _unnamed(LDPFL_CLIP))))  # the wildcard's constraint
 
 
 @dataclass(frozen=True)
@@ -125,7 +125,7 @@ class LdpflRun:
     @classmethod
     def parse(cls, name: str) -> LdpflRun:
         """The run a name stands for; ValueError naming the grammar for anything else."""
-        m, clip = _LDPFL_PARTS.fullmatch(name), _LDPFL_CLIP.fullmatch(name)
+        m, clip = _LDPFL_PARTS.fullmatch(name), LDPFL_CLIP.fullmatch(name)
         if not LDPFL_RUN.fullmatch(name) or (name != "none" and not (m or clip)):
             raise ValueError(
                 f"LDP-FL run {name!r}: expected none, twopoint-eps<e>-adaptive, twopoint-eps<e>-c<c>-r<r> or "

@@ -30,6 +30,7 @@ import pyarrow.parquet as pq
 from .integrity import read_run_record, rebuild_command, workdir_of
 from .io import WRITTEN_KEY, content_hash, read_csv, read_json, read_table, recorded_hash
 from .privacy.nfdp import STRATIFIED
+from .runs import LDPFL_CLIP
 from .schema import result_problem
 from .train.checkpoint import load_torch
 from .words import plural
@@ -142,6 +143,7 @@ def _consistency(root: Path) -> list[tuple[Path, str]]:
         p: read_json(p)
         for p in root.glob("**/result.json")
         if not set(p.parts) & set(SKIP + ABLATIONS + REFERENCES)
+        and not any(LDPFL_CLIP.fullmatch(part) for part in p.parts)  # Table 1's box reference: no compare row
         and not _intermediate(p)
         and not _audited(p)
         and _check_file(p) is None
