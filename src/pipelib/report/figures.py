@@ -93,6 +93,11 @@ def _hollow(flag: str) -> bool:
     return not (flags.name(flag) == "substitute" and "fixed box" not in flag)
 
 
+def caption_width(fig, fontsize: float) -> int:
+    """How many characters of a ``fontsize`` title line fit across ``fig`` (the flag caption wraps there)."""
+    return max(40, int(fig.get_figwidth() * 72 / (0.65 * fontsize)))
+
+
 def flag_caption(data: pd.DataFrame, width: int = 90) -> str:
     """A second title line naming the flags behind the figure's hollow points ('' where none)."""
     if "flags" not in data:
@@ -701,7 +706,9 @@ def plot_p001_clients(data: pd.DataFrame, out: dict) -> None:
         style.thousands(ax.xaxis)
         style.flag_legend(ax, own_flags(data))
         style.legend_below(ax)
-    fig.suptitle("Paper 001, Figure 3 (the paper prints no values)" + flag_caption(data), fontsize=9)
+    fig.suptitle(
+        "Paper 001, Figure 3 (the paper prints no values)" + flag_caption(data, caption_width(fig, 9)), fontsize=9
+    )
     save(fig, data, out)
 
 
@@ -742,7 +749,9 @@ def plot_p001_fraction_rounds(data: pd.DataFrame, out: dict) -> None:
         bottom.set(xlabel="communication round", ylabel="test accuracy")
         integer_x(bottom)
         style.legend_below(bottom, ncol=4)
-    fig.suptitle("Paper 001, Figure 4 (the paper prints no values)" + flag_caption(data), fontsize=9)
+    fig.suptitle(
+        "Paper 001, Figure 4 (the paper prints no values)" + flag_caption(data, caption_width(fig, 9)), fontsize=9
+    )
     save(fig, data, out)
 
 
@@ -799,7 +808,7 @@ def plot_p001_epsilon(data: pd.DataFrame, out: dict) -> None:
             xscale="log",
         )
         style.legend_below(ax)
-    fig.suptitle("Paper 001, Figure 5" + flag_caption(data), fontsize=9)
+    fig.suptitle("Paper 001, Figure 5" + flag_caption(data, caption_width(fig, 9)), fontsize=9)
     save(fig, data, out)
 
 
