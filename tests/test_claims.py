@@ -434,8 +434,8 @@ def test_a_figure_inherits_its_tables_dataset_level_flags_and_keeps_its_runs_own
 def test_a_fixed_range_row_at_the_accuracy_its_box_allows_is_at_ceiling_and_so_is_its_figure_row():
     """p001_adaptive_beats_fixed_fmnist (issue 51): the fixed eps-5 row 0.7013 sits at the noise-free run
     clipped to the same box (0.7010), 14 points under unclipped averaging: the box against our model sets it.
-    Where the box costs nothing measurable (MNIST here), nothing is flagged; Figure 3's point of the same run
-    carries the flag."""
+    Where the box costs nothing measurable (MNIST here), nothing is flagged; Figures 3-5's points of the same
+    setting and box carry the flag."""
     from pipelib.report import flags
 
     def row(dataset, method, range_, acc, half, run, eps=None):
@@ -474,9 +474,28 @@ def test_a_fixed_range_row_at_the_accuracy_its_box_allows_is_at_ceiling_and_so_i
     c = shipped("p001_adaptive_beats_fixed_fmnist")
     v = verdict(c, t[t["paper_epsilon"] == 5.0].assign(paper_epsilon=5.0))
     assert v["verdict"] == "untested" and v["why"] == "rows flagged: at ceiling"
-    figure = pd.DataFrame([{**t.iloc[2].drop("flags").to_dict(), "range": "c=0, r=0.015", "x": 200}])
-    figure = pd.concat([figure, figure.assign(run="twopoint-eps1.0-c0.0-r0.015")], ignore_index=True)
-    assert list(flags.of_source("p001_clients", figure, {"table_ldpfl": t})) == [ceiling, ""]
+    # Figures 3-5: every fixed-box point of Table 1's setting is held against the same clipped run, whatever its
+    # epsilon; a point at another fraction of clients, another box or far under the box's accuracy is not
+    point = {**t.iloc[2].drop("flags").to_dict(), "range": "c=0, r=0.015", "x": 200}
+    figure = pd.DataFrame(
+        [
+            point,
+            {**point, "run": "twopoint-eps1.0-c0.0-r0.015"},
+            {
+                **point,
+                "run": "twopoint-eps1.0-c0.0-r0.015",
+                "accuracy": 0.60,
+                "accuracy_low": 0.59,
+                "accuracy_high": 0.61,
+            },
+            {**point, "fraction": 0.5},
+            {**point, "run": "twopoint-eps5.0-c0.0-r0.03"},
+            {**point, "run": "twopoint-eps5.0-adaptive"},
+            {**point, "rounds": float("nan")},
+        ]
+    )
+    got = list(flags.of_source("p001_clients", figure, {"table_ldpfl": t}))
+    assert got == [ceiling, ceiling, "", "", "", "", ""]
 
 
 def test_the_preset_largest_value_is_a_filter():

@@ -22,7 +22,8 @@ flags, each computed from the results, never typed:
 Each flag is a text starting with its name ('diverged: peak 0.891 at round 4, final 0.544'); a row's
 ``flags`` are '; '-joined.  A claim resting on a flagged row is untested with the flag named, unless the
 claim accepts that flag (:mod:`pipelib.report.claims`).  A figure's rows carry the dataset-level flags of
-their table (a utility floor, a substitute teacher) and their own (a run that diverged).
+their table (a utility floor, a substitute teacher), their own (a run that diverged), and, for a fixed-box
+LDP-FL point of Table 1's setting at any epsilon, ``at ceiling`` against Table 1's clipped run of that box.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import math
 
 import pandas as pd
 
+from ..runs import LDPFL_RUN, LdpflRun
 from . import paper
 
 NAMES = ("utility floor", "diverged", "at ceiling", "substitute")
@@ -38,7 +40,7 @@ FLOOR_MARGIN = 0.10  # a non-private reference this far under the paper's cannot
 DIVERGE_DROP = 0.10  # a run whose last round is this far under its best round diverged
 IN_BOX_MIN = 0.5  # a fixed box holding less than this share of the initial weights clips the model it trains
 BOX = "fixed box, no coins"  # table_ldpfl's range of the noise-free run clipped to the fixed box (issue 51)
-RUN_IDENTITY = ("scenario", "run", "fraction", "rounds")  # an LDP-FL run: a figure row and a table row alike
+RUN_IDENTITY = ("scenario", "run", "fraction", "rounds")  # an LDP-FL run and its setting: figure and table rows
 
 
 def name(flag: str) -> str:
@@ -264,23 +266,48 @@ def _inherited(name_: str, data: pd.DataFrame, frames: dict) -> pd.Series | None
     return pd.Series(own, index=data.index, dtype=object)
 
 
-def _same_run(name_: str, data: pd.DataFrame, frames: dict) -> pd.Series | None:
-    """A figure row that is a table row's run (the same RUN_IDENTITY): that row's ``at ceiling`` flags, which
-    need the table's reference rows to compute (Figure 3's default point is Table 1's fixed-range row)."""
+def _ldpfl_run(name_) -> LdpflRun | None:
+    """The LDP-FL run a ``run`` cell names (None: not an LDP-FL run's name)."""
+    return LdpflRun.parse(name_) if isinstance(name_, str) and LDPFL_RUN.fullmatch(name_) else None
+
+
+def _box_references(table: pd.DataFrame) -> tuple[dict, dict]:
+    """table_ldpfl's noise-free references by setting (scenario, fraction, rounds): the clipped runs
+    ((setting, box) -> row) and the unclipped ones (setting -> row)."""
+    boxes, free = {}, {}
+    for r in table[table["method"] == "FedAvg"].to_dict("records"):
+        if _missing(*(r[k] for k in RUN_IDENTITY)):
+            continue
+        setting, run = (str(r["scenario"]), float(r["fraction"]), float(r["rounds"])), _ldpfl_run(r["run"])
+        if run is None:
+            continue
+        if run.clipped:
+            boxes[setting, run.radius] = r
+        elif run.radius is None:
+            free[setting] = r
+    return boxes, free
+
+
+def _same_box(name_: str, data: pd.DataFrame, frames: dict) -> pd.Series | None:
+    """A figure row that is a fixed-range LDP-FL run (any epsilon): its ``at ceiling`` flag against Table 1's
+    noise-free runs of the same setting (scenario, fraction, rounds), clipped to the same box and unclipped
+    (:func:`box_ceiling`).  A setting Table 1 holds no clipped run of (another fraction of clients, another
+    number of rounds) is not flagged: nothing measured what the box costs there."""
     entry = next((e for prefix, e in INHERITS.items() if name_.startswith(prefix)), None)
     table = frames.get(entry[0]) if entry else None
-    if table is None or not set(RUN_IDENTITY) <= set(data) or not set(RUN_IDENTITY) <= set(table):
+    needed = {*RUN_IDENTITY, "method", "accuracy", "accuracy_low", "accuracy_high"}
+    if table is None or not set(RUN_IDENTITY) <= set(data) or not needed <= set(table):
         return None
-    flagged = of_table(entry[0], table)
-
-    def key(r):
-        return tuple(str(r[k]) if isinstance(r[k], str) else float(r[k]) for k in RUN_IDENTITY)
-
-    ceilings = {}
-    for r, cell in zip(table.to_dict("records"), flagged):
-        if not _missing(*(r[k] for k in RUN_IDENTITY)):
-            ceilings[key(r)] = _join(*(f for f in split(cell) if name(f) == "at ceiling"))
-    own = ["" if _missing(*(r[k] for k in RUN_IDENTITY)) else ceilings.get(key(r), "") for r in data.to_dict("records")]
+    boxes, free = _box_references(table)
+    own = []
+    for r in data.to_dict("records"):
+        flag = ""
+        run = None if _missing(*(r[k] for k in RUN_IDENTITY)) else _ldpfl_run(r["run"])
+        if run is not None and run.epsilon is not None and run.radius != "adaptive":
+            setting = (str(r["scenario"]), float(r["fraction"]), float(r["rounds"]))
+            fixed = {**r, "method": "LDP-FL", "range": "fixed"}
+            flag = box_ceiling(fixed, boxes.get((setting, run.radius)), free.get(setting))
+        own.append(flag)
     return pd.Series(own, index=data.index, dtype=object)
 
 
@@ -297,7 +324,7 @@ def of_source(name_: str, frame: pd.DataFrame, frames: dict) -> pd.Series:
         own = of_table(name_, frame)
     else:  # a view's or a figure's rows: their runs' own flags (a run that diverged, a box that clips)
         own = pd.Series([_join(diverged(r), clipped_box(r)) for r in frame.to_dict("records")], index=frame.index)
-        same = _same_run(name_, frame, frames)
+        same = _same_box(name_, frame, frames)
         if same is not None:
             own = pd.Series([_join(*split(a), *split(b)) for a, b in zip(own, same)], index=frame.index)
     inherited = _inherited(name_, frame, frames)
