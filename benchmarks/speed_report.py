@@ -104,9 +104,9 @@ def flops_per_image(entry: dict, device: torch.device) -> float:
     return models.training_flops(model, entry["shape"], entry["batch"])
 
 
-def train_rate(entry: dict, device: torch.device, precision: str, seconds: float) -> float:
+def train_rate(entry: dict, device: torch.device, precision: str, seconds: float, graph: bool = False) -> float:
     """Images per second of ``loop.fit`` on random uint8 images: one warm-up epoch, then whole epochs until
-    ``seconds`` have passed (the median epoch's rate)."""
+    ``seconds`` have passed (the median epoch's rate); ``graph``: as FedMD's parties call it."""
     loop.set_precision(precision, device)
     torch.manual_seed(0)
     model = loop.prepare(models.build(entry["arch"], entry["shape"], entry["classes"]), device)
@@ -118,12 +118,12 @@ def train_rate(entry: dict, device: torch.device, precision: str, seconds: float
     )
     y = torch.randint(0, entry["classes"], (n,), generator=g).to(device)
     opt = models.optimizer(model, 1e-3)
-    loop.fit(model, opt, (x, y), loop.CROSS_ENTROPY, 1, entry["batch"], g)  # warm-up: kernel selection
+    loop.fit(model, opt, (x, y), loop.CROSS_ENTROPY, 1, entry["batch"], g, graph)  # warm-up: kernels, captures
     rates, t_end = [], time.perf_counter() + seconds
     while time.perf_counter() < t_end or len(rates) < 3:
         sync(device)
         t0 = time.perf_counter()
-        loop.fit(model, opt, (x, y), loop.CROSS_ENTROPY, 1, entry["batch"], g)
+        loop.fit(model, opt, (x, y), loop.CROSS_ENTROPY, 1, entry["batch"], g, graph)
         sync(device)
         rates.append(n / (time.perf_counter() - t0))
     loop.set_precision("fp32", device)
@@ -131,57 +131,16 @@ def train_rate(entry: dict, device: torch.device, precision: str, seconds: float
 
 
 def graph_rate(entry: dict, device: torch.device, seconds: float) -> float:
-    """Images per second of the same training step (forward, backward, Adam) captured once in a CUDA graph and
-    replayed over shuffled batches of the same random images: the step without Python and kernel-launch
-    overhead, the ceiling of a launch-bound job on this GPU (issue 56); NaN off CUDA.  The capture follows
-    PyTorch's whole-network recipe: warm-up steps on a side stream, gradients set to None before the capture,
-    Adam with ``capturable``; a batch is gathered from a static index tensor inside the graph."""
+    """Images per second of ``loop.fit`` with its steps captured as CUDA graphs (``fit(..., graph=True)``, the
+    path FedMD's parties take on a GPU): forward, backward and Adam replayed without Python or per-kernel
+    launches, its warm-up steps and captures in the first epoch.  NaN on a CPU (no CUDA graphs)."""
     if device.type != "cuda":
         return float("nan")
-    torch.manual_seed(0)
-    model = loop.prepare(models.build(entry["arch"], entry["shape"], entry["classes"]), device)
-    model.train()
-    opt = models.optimizer(model, 1e-3)
-    for group in opt.param_groups:
-        group["capturable"] = True
-    b = entry["batch"]
-    n = b * max(8, 2048 // b)
-    g = torch.Generator().manual_seed(0)
-    x = loop.to_device(
-        torch.randint(0, 256, (n, *entry["shape"][1:], entry["shape"][0]), generator=g, dtype=torch.uint8).numpy(),
-        device,
-    )
-    y = torch.randint(0, entry["classes"], (n,), generator=g).to(device)
-    idx = torch.arange(b, device=device)
-
-    def step():
-        loss = torch.nn.functional.cross_entropy(model(loop.scale(x[idx])), y[idx])
-        loss.backward()
-        opt.step()
-        return loss
-
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(3):
-            opt.zero_grad(set_to_none=True)
-            step()
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    opt.zero_grad(set_to_none=True)
-    with torch.cuda.graph(graph):
-        step()
-    rates, t_end = [], time.perf_counter() + seconds
-    while time.perf_counter() < t_end or len(rates) < 3:
-        order = torch.randperm(n, device=device)
-        sync(device)
-        t0 = time.perf_counter()
-        for i in range(0, n - b + 1, b):
-            idx.copy_(order[i : i + b])
-            graph.replay()
-        sync(device)
-        rates.append((n // b) * b / (time.perf_counter() - t0))
-    return statistics.median(rates)
+    loop.set_graphs("on", device)
+    try:
+        return train_rate(entry, device, "fp32", seconds, graph=True)
+    finally:
+        loop.set_graphs("off", device)
 
 
 def _or_error(fn, *args) -> tuple[float, str]:

@@ -1,6 +1,8 @@
 """FedMD mechanics: models, the training loop, answers and their aggregation, LDP noise calibration,
 determinism and resuming after a kill."""
 
+import copy
+
 import pytest
 import torch
 
@@ -335,3 +337,79 @@ def test_progress_lines_carry_rate_and_eta(monkeypatch, capfd):
         p.advance(250)
     err = capfd.readouterr().err
     assert "job: 25 % of 1,000 image-passes" in err and "ETA" in err and "done" in err
+
+
+# ------------------------------------------------------------------------- captured steps (issue 56)
+
+
+@pytest.fixture
+def static_graphs(monkeypatch):
+    """The captured-step path's buffers and bookkeeping without the CUDA capture (CPU), counting its steps."""
+    taken = []
+    step = loop.CapturedSteps.step
+    monkeypatch.setattr(loop.CapturedSteps, "step", lambda self, idx: taken.append(len(idx)) or step(self, idx))
+    loop.set_graphs("static", "cpu")
+    yield taken
+    loop.set_graphs("off", "cpu")
+
+
+def test_graph_modes_are_checked_and_auto_is_off_on_a_cpu():
+    assert loop.set_graphs("auto", "cpu") == "off"
+    with pytest.raises(ValueError, match="PIPELIB_CUDA_GRAPHS='yes'; allowed: auto, off, static"):
+        loop.set_graphs("yes", "cpu")
+    assert loop.set_graphs("off", "cpu") == "off" and "CUDA graphs" not in loop.hardware("cpu")
+
+
+@pytest.mark.parametrize("per_phase,outputs", [(False, None), (True, (2, 4))])
+def test_parties_on_captured_steps_train_exactly_as_on_eager_steps(tmp_path, static_graphs, per_phase, outputs):
+    """Every step through static buffers, warm-up steps, per-size slots and the digest's new subset each round
+    (odd batch sizes: 40 records at 16 and 5, 60 public at 32), one optimizer or two: the same numbers."""
+    kw = {"answer": "argmax", "sigma": 0.5, "per_phase": per_phase, "outputs": outputs}
+    static = make_run(tmp_path, **kw)
+    loop.set_graphs("off", "cpu")
+    taken = len(static_graphs)
+    eager = make_run(tmp_path, **kw)
+    assert len(static_graphs) == taken > 3 * (loop.CapturedSteps.WARMUP + 1)  # the eager run took none
+    assert {16, 5, 32} == set(static_graphs)  # full batches only: a remainder (8, 28) runs eagerly
+    key = [(h["round"], h["party"], h["accuracy"]) for h in eager]
+    assert [(h["round"], h["party"], h["accuracy"]) for h in static] == key
+
+
+def test_captured_steps_are_kept_per_optimizer_and_renewed_after_a_restore(static_graphs):
+    x, y = toy_data(40)
+    m = loop.prepare(models.build("cnn2-4-8-d0.1", (1, 16, 16), 4), "cpu")
+    opt = models.optimizer(m, 1e-2)
+    loop.fit(m, opt, (x, y), loop.CROSS_ENTROPY, 2, 16, torch.Generator(), graph=True)
+    first = loop.CapturedSteps.of(m, opt, loop.CROSS_ENTROPY, x, y)
+    assert loop.CapturedSteps.of(m, opt, loop.CROSS_ENTROPY, *toy_data(40, seed=3)) is first  # new data, same slots
+    assert torch.equal(first.x, toy_data(40, seed=3)[0])  # ... loaded into the static copies
+    assert loop.CapturedSteps.of(m, opt, loop.CROSS_ENTROPY, *toy_data(30)) is not first  # another shape
+    m.load_state_dict({k: v.clone() for k, v in m.state_dict().items()})  # in place: the graphs stay valid
+    assert loop.CapturedSteps.of(m, opt, loop.CROSS_ENTROPY, x, y) is first
+    opt.load_state_dict(copy.deepcopy(opt.state_dict()))  # a checkpoint's state: the graphs held the old tensors
+    second = loop.CapturedSteps.of(m, opt, loop.CROSS_ENTROPY, x, y)
+    assert second is not first
+    opt.param_groups[0]["lr"] = 0.5  # baked into a captured step
+    assert loop.CapturedSteps.of(m, opt, loop.CROSS_ENTROPY, x, y) is not second
+
+
+def test_a_checkpoint_of_captured_steps_resumes_eagerly_on_a_cpu():
+    """A graph run's Adam is capturable with its step counts on the GPU; its checkpoint (portable_state) is
+    not, so it resumes on any device and with graphs off."""
+    x, y = toy_data(40)
+    m = loop.prepare(models.build("cnn2-4-8-d0.1", (1, 16, 16), 4), "cpu")
+    opt = models.optimizer(m, 1e-2)
+    loop.fit(m, opt, (x, y), loop.CROSS_ENTROPY, 1, 16, torch.Generator())
+    for group in opt.param_groups:  # as CapturedSteps leaves it
+        group["capturable"] = True
+    saved = copy.deepcopy(loop.portable_state(opt))
+    assert not any(g["capturable"] for g in saved["param_groups"])
+    assert all(st["step"].device.type == "cpu" for st in saved["state"].values())
+    for state in (saved, copy.deepcopy(opt.state_dict())):
+        fresh = models.optimizer(m, 1e-2)
+        fresh.load_state_dict(state)
+        if state is saved:
+            loop.fit(m, fresh, (x, y), loop.CROSS_ENTROPY, 1, 16, torch.Generator())
+        else:  # the plain state dict would not resume here
+            with pytest.raises((AssertionError, RuntimeError)):
+                loop.fit(m, fresh, (x, y), loop.CROSS_ENTROPY, 1, 16, torch.Generator())

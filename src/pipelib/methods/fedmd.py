@@ -80,12 +80,12 @@ class Party:
 
     def train_own(self, epochs: int, batch: int) -> dict:
         """Train on the party's own records (initialization and revisit)."""
-        return loop.fit(self.model, self.opt, (self.x, self.y), loop.CROSS_ENTROPY, epochs, batch, self.gen)
+        return loop.fit(self.model, self.opt, (self.x, self.y), loop.CROSS_ENTROPY, epochs, batch, self.gen, graph=True)
 
     def digest(self, x_public: torch.Tensor, consensus: torch.Tensor, epochs: int, batch: int) -> dict:
         """Move towards the server's aggregate on the public subset."""
         data = (x_public, consensus)
-        return loop.fit(self.model, self.digest_opt, data, self.digest_objective, epochs, batch, self.gen)
+        return loop.fit(self.model, self.digest_opt, data, self.digest_objective, epochs, batch, self.gen, graph=True)
 
     def answer(self, x_public: torch.Tensor, batch: int) -> torch.Tensor:
         """The released answers on a public subset (noised for FedMD-LDP)."""
@@ -111,8 +111,8 @@ class Party:
     def state(self) -> dict:
         return {
             "model": self.model.state_dict(),
-            "opt": self.opt.state_dict(),
-            "digest_opt": None if self.digest_opt is self.opt else self.digest_opt.state_dict(),
+            "opt": loop.portable_state(self.opt),
+            "digest_opt": None if self.digest_opt is self.opt else loop.portable_state(self.digest_opt),
             "gen": self.gen.get_state(),
             "noise_gen": self.noise_gen.get_state() if self.noise_gen is not None else None,
         }
@@ -432,6 +432,8 @@ def run_row(job: Job, settings: FedmdSettings, *, models: dict, n_public_classes
     write_json(row, out["result"])
     clear_checkpoint(checkpoint)
     log.info("final accuracy %.4f +- %.4f in %.0f s", row["accuracy"], row["accuracy_std"], row["wall_seconds"])
+    if dev.type == "cuda":  # what a GPU slot must hold (docs/running.md): models, data, the captured steps
+        log.info("peak GPU memory: %.2f GiB reserved", torch.cuda.max_memory_reserved(dev) / 2**30)
     return row
 
 

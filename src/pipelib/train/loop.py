@@ -3,7 +3,9 @@
 Every model in the project (pre-training, party training, FedMD digest/revisit, centralized
 baseline, encoders, students) trains through :func:`fit`.  Data lives on the device as uint8 NCHW tensors
 and mini-batches are gathered by index, so there is no per-sample Python DataLoader on the hot path;
-pixels are scaled to [-1, 1] per batch.
+pixels are scaled to [-1, 1] per batch.  On a CUDA GPU a caller may ask for its steps to be captured as CUDA
+graphs (:class:`CapturedSteps`): a step of a small CNN at a small batch is bound by Python and kernel launches,
+not by the GPU's arithmetic (docs/benchmarks.md), and a replayed graph pays one launch for the whole step.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import contextlib
 import logging
 import os
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -37,7 +40,8 @@ def hardware(device) -> str:
     """What a job ran on, for reports: the GPU's name, or the CPU model and the threads the job used."""
     device = torch.device(device)
     if device.type == "cuda":
-        return f"GPU: {torch.cuda.get_device_name(device)}"
+        graphs = ", training steps replayed as CUDA graphs" if _GRAPHS.get("replayed") else ""
+        return f"GPU: {torch.cuda.get_device_name(device)}{graphs}"
     model = "unknown CPU"
     try:
         with open("/proc/cpuinfo") as f:
@@ -82,17 +86,47 @@ def set_precision(precision: str, device) -> str:
 
 def autocast():
     """The context a training step's forward pass and loss run in (:func:`set_precision`)."""
-    if _PRECISION["name"] == "bf16":
-        return torch.autocast(_PRECISION["device_type"], dtype=torch.bfloat16)
+    if _PRECISION["name"] == "bf16":  # a captured step must not reuse casts cached outside its graph
+        cache = not (_GRAPHS["mode"] == "cuda" and torch.cuda.is_current_stream_capturing())
+        return torch.autocast(_PRECISION["device_type"], dtype=torch.bfloat16, cache_enabled=cache)
     return contextlib.nullcontext()
 
 
 def start(threads: int, device: str = "auto", precision: str = "fp32") -> torch.device:
-    """A training job's set-up: its CPU threads, its device and its precision; returns the device."""
+    """A training job's set-up: its CPU threads, its device, its precision and whether its steps may be
+    captured as CUDA graphs (:func:`set_graphs`); returns the device."""
     set_threads(threads)
     dev = pick_device(device)
     set_precision(precision, dev)
+    set_graphs(os.environ.get("PIPELIB_CUDA_GRAPHS", "auto"), dev)
     return dev
+
+
+_GRAPHS: dict = {"mode": "off"}  # and, once captured in this process: the side stream and the memory pool
+GRAPH_MODES = ("auto", "off", "static")
+
+
+def set_graphs(setting: str, device) -> str:
+    """Whether ``fit(..., graph=True)`` captures its steps as CUDA graphs (environment ``PIPELIB_CUDA_GRAPHS``):
+    ``auto``: on a CUDA device, ``off``: never (the eager steps of every earlier release), ``static``: the
+    captured path's buffers and bookkeeping without the capture (tests it on a CPU).  Returns the mode set:
+    ``cuda``, ``static`` or ``off``."""
+    if setting not in GRAPH_MODES:
+        raise ValueError(f"PIPELIB_CUDA_GRAPHS={setting!r}; allowed: {', '.join(GRAPH_MODES)}")
+    cuda = torch.device(device).type == "cuda"
+    mode = "static" if setting == "static" else "cuda" if cuda and setting == "auto" else "off"
+    _GRAPHS.update(mode=mode, replayed=False)
+    return mode
+
+
+def _capture_context() -> tuple:
+    """(side stream, memory pool) shared by every capture of the process: one stream keeps one cuBLAS
+    workspace; one pool holds the largest step's memory, not the sum over graphs (safe here: what outlives a
+    replay, weights, buffers, optimizer state and the static data, lives outside the pool, and graphs never
+    run concurrently)."""
+    if "pool" not in _GRAPHS:
+        _GRAPHS.update(stream=torch.cuda.Stream(), pool=torch.cuda.graph_pool_handle())
+    return _GRAPHS["stream"], _GRAPHS["pool"]
 
 
 def set_threads(threads: int | None = None) -> int:
@@ -228,9 +262,11 @@ def fit(
     epochs: int,
     batch: int,
     gen: torch.Generator,
+    graph: bool = False,
 ) -> dict:
     """Train ``model`` for ``epochs`` passes over ``data`` = (x, y) in shuffled mini-batches, minimising
-    ``objective``; returns loss and speed."""
+    ``objective``; returns loss and speed.  ``graph``: the caller's objective can be captured (no host
+    synchronisation in its loss or prep): its steps replay CUDA graphs where :func:`set_graphs` allows."""
     (x, y), loss_fn = data, objective.loss
     prep = scale if objective.prep is None else objective.prep
     model.train()
@@ -239,15 +275,19 @@ def fit(
     if len(starts) > 1 and n - starts[-1] == 1:
         starts.pop()  # fold a trailing single example into the previous batch (BatchNorm needs 2)
     bounds = list(zip(starts, starts[1:] + [n]))
+    captured = CapturedSteps.of(model, opt, objective, x, y) if graph and _GRAPHS["mode"] != "off" else None
     for _ in range(epochs):
         order = torch.randperm(n, generator=gen).to(x.device)
         for i, j in bounds:
             idx = order[i:j]
-            with autocast():
-                loss = loss_fn(model(prep(x[idx])), y[idx])
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
+            if captured is not None:  # a full batch replays its graph; the epoch's remainder runs eagerly
+                loss = captured.step(idx) if j - i == batch else captured.eager(idx)
+            else:
+                with autocast():
+                    loss = loss_fn(model(prep(x[idx])), y[idx])
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
             total += loss.detach()
             steps += 1
             advance(j - i)
@@ -258,6 +298,133 @@ def fit(
         "seconds": seconds,
         "img_per_s": n * epochs / seconds if seconds > 0 else float("nan"),
     }
+
+
+class CapturedSteps:
+    """The training steps of one (model, optimizer, objective) on data of one shape, as CUDA graphs: one per
+    batch size :func:`fit` replays (its full batches), each capturing forward, loss, backward and the
+    optimizer's step over static copies of the data, replayed with a new index batch.  The first ``WARMUP``
+    steps of a size run eagerly (on a side stream, as CUDA requires before a capture), as does an epoch's
+    remainder batch; every step, eager or replayed, is a real step of the same batch order, so a captured run
+    trains on what an eager one does.  Adam runs ``capturable`` (its step count on the GPU).  Kept per
+    optimizer across :func:`fit` calls (a FedMD party's every round reuses its graphs); an optimizer or model
+    whose tensors or settings changed (a restored checkpoint) is captured anew.  Mode ``static`` runs the same
+    buffers and bookkeeping without capturing (the CPU tests)."""
+
+    WARMUP = 3
+    _cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # optimizer -> {data key: CapturedSteps}
+
+    @classmethod
+    def of(cls, model, opt, objective, x, y) -> CapturedSteps:
+        """The optimizer's captured steps for ``objective`` on data shaped like (x, y), loaded with (x, y)."""
+        per_opt = cls._cache.setdefault(opt, {})
+        key = (id(model), objective, tuple(x.shape), x.dtype, tuple(y.shape), y.dtype)
+        steps = per_opt.get(key)
+        if steps is None or steps.signature != _signature(model, opt):
+            steps = per_opt[key] = cls(model, opt, objective, x, y)
+        steps.x.copy_(x)
+        steps.y.copy_(y)
+        return steps
+
+    def __init__(self, model, opt, objective, x, y):
+        self.model, self.objective = model, objective
+        self._opt = weakref.ref(opt)  # the cache's key: a strong reference would keep it, and its graphs, alive
+        self.capture = _GRAPHS["mode"] == "cuda"
+        self.x, self.y = torch.empty_like(x), torch.empty_like(y)
+        if self.capture:
+            _make_capturable(opt)
+        self.graphs, self.warm = {}, {}  # batch size -> (graph, index buffer, loss); eager steps taken
+        self.signature = _signature(model, opt)
+
+    @property
+    def opt(self) -> torch.optim.Optimizer:
+        return self._opt()
+
+    def _step(self, idx) -> torch.Tensor:
+        prep = scale if self.objective.prep is None else self.objective.prep
+        with autocast():
+            loss = self.objective.loss(self.model(prep(self.x[idx])), self.y[idx])
+        loss.backward()
+        self.opt.step()
+        return loss
+
+    def step(self, idx: torch.Tensor) -> torch.Tensor:
+        """One training step on the rows ``idx`` of the loaded data, replayed from its size's graph once that
+        size has had its warm-up steps; returns its loss."""
+        size = len(idx)
+        if size not in self.graphs and self.warm.get(size, 0) < self.WARMUP:
+            self.warm[size] = self.warm.get(size, 0) + 1
+            return self.eager(idx)
+        if size not in self.graphs:
+            self.graphs[size] = self._captured(size)
+            self.signature = _signature(self.model, self.opt)
+        graph, index, loss = self.graphs[size]
+        index.copy_(idx)
+        if graph is None:  # static: the same buffers, run eagerly
+            self.opt.zero_grad(set_to_none=True)
+            return self._step(index)
+        graph.replay()
+        _GRAPHS["replayed"] = True
+        return loss
+
+    def eager(self, idx: torch.Tensor) -> torch.Tensor:
+        """One step run eagerly (a warm-up, an epoch's remainder batch), on the capture's side stream."""
+        self.opt.zero_grad(set_to_none=True)
+        if not self.capture:
+            loss = self._step(idx)
+        else:
+            side = _capture_context()[0]
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                loss = self._step(idx)
+            torch.cuda.current_stream().wait_stream(side)
+        self.signature = _signature(self.model, self.opt)  # the optimizer's state exists from its first step
+        return loss
+
+    def _captured(self, size: int):
+        index = torch.zeros(size, dtype=torch.long, device=self.x.device)
+        if not self.capture:
+            return None, index, None
+        graph, (side, pool) = torch.cuda.CUDAGraph(), _capture_context()
+        self.opt.zero_grad(set_to_none=True)  # the graph's backward allocates its gradients in the pool
+        with torch.cuda.graph(graph, pool=pool, stream=side):
+            loss = self._step(index)
+        return graph, index, loss
+
+
+def _signature(model, opt) -> tuple:
+    """What a captured graph holds fixed: the storage of the model's parameters and buffers and of the
+    optimizer's state (it reads and writes these very tensors), the optimizer's hyperparameters and the
+    model's training mode (baked into its kernels)."""
+    state = [t for st in opt.state.values() for t in st.values() if isinstance(t, torch.Tensor)]
+    storage = tuple(t.data_ptr() for t in (*model.parameters(), *model.buffers(), *state))
+    settings = tuple(tuple(sorted((k, repr(v)) for k, v in g.items() if k != "params")) for g in opt.param_groups)
+    return storage, settings, model.training
+
+
+def portable_state(opt: torch.optim.Optimizer) -> dict:
+    """An optimizer's state dict as eager steps left it: not ``capturable``, step counts on the CPU, so a
+    checkpoint of a run on CUDA graphs resumes on any device and with graphs off (:class:`CapturedSteps`
+    makes it capturable again)."""
+    state = opt.state_dict()
+    groups = [{**g, "capturable": False} if "capturable" in g else g for g in state["param_groups"]]
+    steps = {
+        k: {n: v.cpu() if n == "step" and isinstance(v, torch.Tensor) else v for n, v in st.items()}
+        for k, st in state["state"].items()
+    }
+    return {"state": steps, "param_groups": groups}
+
+
+def _make_capturable(opt) -> None:
+    """Adam inside a CUDA graph: ``capturable``, its step counts on the parameters' device."""
+    if "capturable" not in opt.defaults:  # its host-side work would be skipped on every replay
+        raise ValueError(f"{type(opt).__name__} cannot run inside a CUDA graph (no 'capturable' setting)")
+    for group in opt.param_groups:
+        group["capturable"] = True
+        for p in group["params"]:
+            st = opt.state.get(p, {})
+            if isinstance(st.get("step"), torch.Tensor) and st["step"].device != p.device:
+                st["step"] = st["step"].to(device=p.device, dtype=torch.float32)
 
 
 @torch.no_grad()
