@@ -67,3 +67,35 @@ def test_each_stage_is_timed_at_its_own_methods_device_and_threads(tmp_path):
     assert mixed.wall_seconds == pytest.approx(100 / 4 + 50 / 2 + 10 / 2)
     assert mixed.cpu_wall_seconds == pytest.approx(50 / 2)  # a GPU run's start-ups are not the CPU's work
     assert plan.cpu_too_long(mixed, 20 / 3600) and not plan.cpu_too_long(mixed, 30 / 3600)
+
+
+def test_fedmd_rows_are_timed_on_the_steps_they_take(monkeypatch):
+    """FedMD's parties replay CUDA graphs on a GPU (issue 56): the plan times their stages' steps that way
+    (warm-up and capture first, then replays), and keeps those figures apart from eager ones."""
+    import torch
+
+    from pipelib import stages
+    from pipelib.train import loop
+
+    assert [
+        r for r in ("pretrain", "fedmd", "fedmd_budget", "fedmd_ablation", "centralized") if stages.captured(r)
+    ] == [
+        "fedmd",
+        "fedmd_budget",
+        "fedmd_ablation",
+    ]
+    taken = []
+    step = loop.CapturedSteps.step
+    monkeypatch.setattr(loop.CapturedSteps, "step", lambda self, idx: taken.append(len(idx)) or step(self, idx))
+    monkeypatch.setenv("PIPELIB_CUDA_GRAPHS", "static")  # the captured path's bookkeeping, on the CPU
+    try:
+        graphed = plan.Throughput(torch.device("cpu"), 1, cache=None, graph=True)
+        seconds = plan.measure("cnn2-4-8-d0.1", (1, 16, 16), torch.device("cpu"), batches=(4, 8), graph=True)
+    finally:
+        loop.set_graphs("off", "cpu")
+    assert len(seconds) == 2 and all(s > 0 for s in seconds)
+    steps = loop.CapturedSteps.WARMUP + 1  # per batch size: warm-up and capture, then as many replays
+    assert taken == [4] * (2 * (steps + 1)) + [8] * (2 * (steps + 1))
+    assert graphed.prefix.endswith("|cuda graphs") and not plan.Throughput("cpu", 1, cache=None).prefix.endswith(
+        "graphs"
+    )

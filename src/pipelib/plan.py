@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
 import time
@@ -83,9 +84,10 @@ def job_work(rule: str, wc: dict, config: dict, results_dir: str) -> Work | None
 SMALL, LARGE = 16, 64  # the two batch sizes measured; a step's time is interpolated linearly in the batch
 
 
-def measure(arch: str, shape, device, batches=(SMALL, LARGE), steps: int = 2) -> list[float]:
+def measure(arch: str, shape, device, batches=(SMALL, LARGE), steps: int = 2, graph: bool = False) -> list[float]:
     """Seconds per training step of ``arch`` at each of ``batches`` on ``device`` (a warm-up step, then
-    ``steps`` timed steps on random images)."""
+    ``steps`` timed steps on random images); ``graph``: steps as FedMD's parties take them (``fit(...,
+    graph=True)``: on a GPU, warm-up steps and the capture first, then replays of the same data)."""
     import torch
 
     from .train import loop
@@ -94,19 +96,22 @@ def measure(arch: str, shape, device, batches=(SMALL, LARGE), steps: int = 2) ->
     gen = torch.Generator().manual_seed(0)
     model = loop.prepare(build(arch, shape, 16), device)
     opt = optimizer(model, 1e-3)
+    if graph:  # the same data warms up, captures and is timed: the captured steps are kept per data shape
+        steps = max(steps, loop.CapturedSteps.WARMUP + 1)
     out = []
     for batch in batches:
         x = torch.randint(0, 255, (batch * (steps + 1), *shape), dtype=torch.uint8, generator=gen)
         x = x.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2).to(device)
         y = torch.randint(0, 16, (len(x),), generator=gen).to(device)
-        loop.fit(model, opt, (x[:batch], y[:batch]), loop.CROSS_ENTROPY, 1, batch, gen)  # warm-up
+        warm, timed = ((x, y), (x, y)) if graph else ((x[:batch], y[:batch]), (x[batch:], y[batch:]))
+        loop.fit(model, opt, warm, loop.CROSS_ENTROPY, 1, batch, gen, graph)  # warm-up
         if device.type == "cuda":
             torch.cuda.synchronize()
         t0 = time.perf_counter()
-        loop.fit(model, opt, (x[batch:], y[batch:]), loop.CROSS_ENTROPY, 1, batch, gen)
+        loop.fit(model, opt, timed, loop.CROSS_ENTROPY, 1, batch, gen, graph)
         if device.type == "cuda":
             torch.cuda.synchronize()
-        out.append((time.perf_counter() - t0) / steps)
+        out.append((time.perf_counter() - t0) / (len(timed[0]) // batch))
     return out
 
 
@@ -130,20 +135,24 @@ def measure_floor(kind: str, repeat: int = 1) -> float:
 class Throughput:
     """Measured training throughput, remembered per (hardware, torch, threads, arch, shape, batch)."""
 
-    def __init__(self, device, threads: int, cache: Path | None = CACHE):
+    def __init__(self, device, threads: int, cache: Path | None = CACHE, graph: bool = False):
+        """``graph``: the steps of a stage that replays CUDA graphs on a GPU (``Stage.captured``)."""
         import torch
 
         from .train import loop
 
-        self.device, self.threads, self.cache = device, threads, cache
+        self.device, self.threads, self.cache, self.graph = device, threads, cache, graph
         loop.set_threads(threads)
-        self.prefix = f"{loop.hardware(device)}|torch {torch.__version__}|{threads}"
+        if graph:
+            loop.set_graphs(os.environ.get("PIPELIB_CUDA_GRAPHS", "auto"), device)
+        graphed = "|cuda graphs" if graph else ""
+        self.prefix = f"{loop.hardware(device)}|torch {torch.__version__}|{threads}{graphed}"
         self.known = json.loads(cache.read_text()) if cache and cache.is_file() else {}
 
     def step_seconds(self, arch: str, shape) -> list[float]:
         key = f"{self.prefix}|{arch}|{'x'.join(map(str, shape))}|{SMALL},{LARGE}"
         if key not in self.known:
-            self.known[key] = measure(arch, shape, self.device)
+            self.known[key] = measure(arch, shape, self.device, graph=self.graph)
             self._save()
         return self.known[key]
 
@@ -239,11 +248,12 @@ def make_plan(jobs: list[tuple], config: dict, results_dir: str, cores: int, thr
     def speed(rule: str, wc: dict, job_threads: int | None):
         section = config[stages.settings_section(rule, wc) or "fedmd"]
         dev, n = loop.pick_device(section["device"]), int(job_threads or section.get("threads", 1))
-        if throughput is not None or (dev, n) == (device, threads):
+        graph = dev.type == "cuda" and stages.captured(rule) and os.environ.get("PIPELIB_CUDA_GRAPHS") != "off"
+        if throughput is not None or (dev, n, graph) == (device, threads, False):
             return default, dev.type, n
-        if (dev.type, n) not in measured:
-            measured[dev.type, n] = Throughput(dev, n)
-        return measured[dev.type, n], dev.type, n
+        if (dev.type, n, graph) not in measured:
+            measured[dev.type, n, graph] = Throughput(dev, n, graph=graph)
+        return measured[dev.type, n, graph], dev.type, n
 
     per_rule: dict = {}
     floor = 0.0

@@ -52,7 +52,8 @@ class Stage:
     ``private``: outputs of a federation or baseline job that hold private state (final models).
     ``private_source``: its outputs are private whatever its role (the LDP-DL teachers).  ``settings``: for
     a rule that trains, the config section whose ``device`` its jobs train on (a function of the wildcards
-    where it depends on the run); the plan times its work on that device at the job's threads."""
+    where it depends on the run); the plan times its work on that device at the job's threads.  ``captured``:
+    its training steps replay CUDA graphs on a GPU (``loop.fit(..., graph=True)``), as the plan times them."""
 
     rule: str
     role: str
@@ -61,6 +62,7 @@ class Stage:
     private: str | None = None
     private_source: bool = False
     settings: str | Callable | None = None
+    captured: bool = False
 
     def __post_init__(self):
         if self.role not in ROLE_NAMES:
@@ -131,9 +133,9 @@ for _m in (
         FedmdRun,
         (
             Stage("nfdp_sample", "party", releases=r"\.ledger\.json$"),
-            Stage("fedmd", "federation", work.fedmd, private=r"/models\.pt$", settings="fedmd"),
-            Stage("fedmd_budget", "federation", work.fedmd, private=r"/models\.pt$", settings="fedmd"),
-            Stage("fedmd_ablation", "federation", work.fedmd, private=r"/models\.pt$", settings="fedmd"),
+            Stage("fedmd", "federation", work.fedmd, private=r"/models\.pt$", settings="fedmd", captured=True),
+            Stage("fedmd_budget", "federation", work.fedmd, private=r"/models\.pt$", settings="fedmd", captured=True),
+            Stage("fedmd_ablation", "federation", work.fedmd, private=r"/models\.pt$", settings="fedmd", captured=True),
             *_report(
                 "nfdp_ledger", "table2", "table3", "table4", "table5", "table_fedmd_budget", "table_fedmd_ablation"
             ),
@@ -248,6 +250,12 @@ def settings_section(rule: str, wildcards: dict) -> str | None:
     stage = stages().get(rule)
     section = stage.settings if stage else None
     return section(dict(wildcards)) if callable(section) else section
+
+
+def captured(rule: str) -> bool:
+    """Whether ``rule``'s training steps replay CUDA graphs on a GPU (:attr:`Stage.captured`)."""
+    stage = stages().get(rule)
+    return bool(stage and stage.captured)
 
 
 def planned_work(rule: str, wildcards: dict, sizes: work.Sizes) -> work.Work | None:
