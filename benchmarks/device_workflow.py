@@ -61,6 +61,7 @@ timeout -s INT ${LIMIT:-440} python3 -m snakemake $(cat .devsite/targets.txt) \\
   --keep-going --rerun-incomplete --config data_root=.devsite/data > $OUT/snakemake.log 2>&1
 echo "snakemake rc $? after $(( $(date +%s) - start )) s"
 echo "result rows: $(ls results/*/*/*/*/result.json 2>/dev/null | wc -l)"
+grep -rh "final accuracy\|peak GPU memory" results/logs 2>/dev/null | tail -n 8  # FedMD rows: issue 56's check
 tar -czf $OUT/results.tar.gz --exclude='*.pt' --exclude='*.npz' --exclude='*.npy' \\
   --exclude=results/data --exclude=results/partitions results
 ls -la $OUT
