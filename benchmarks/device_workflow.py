@@ -50,6 +50,8 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
 mkdir -p /tmp/pure && tar -C /tmp/pure -xJf .devsite/site.tar.xz || exit 4
 export PYTHONPATH=/tmp/site:/tmp/pure/site:$PWD/src PYTHONUNBUFFERED=1
 nvidia-smi -L; nproc; python3 -c "import torch; print(torch.__version__, torch.cuda.is_available())"
+python3 benchmarks/cuda_graph_check.py --device cuda > $OUT/graph_check.txt 2>&1  # issue 56: graphs against eager
+echo "graph check rc $?: $(tail -n 4 $OUT/graph_check.txt | tr '\n' ' ')"
 if [ -f .devsite/speed_entries.json ]; then  # the speed table first (pack --speed-preset), bounded by SPEED_LIMIT
   timeout -s INT ${SPEED_LIMIT:-150} python3 benchmarks/speed_report.py --entries .devsite/speed_entries.json \\
     --device cuda --seconds ${SPEED_SECONDS:-1} > $OUT/speed.md 2> $OUT/speed.log
@@ -61,7 +63,7 @@ timeout -s INT ${LIMIT:-440} python3 -m snakemake $(cat .devsite/targets.txt) \\
   --keep-going --rerun-incomplete --config data_root=.devsite/data > $OUT/snakemake.log 2>&1
 echo "snakemake rc $? after $(( $(date +%s) - start )) s"
 echo "result rows: $(ls results/*/*/*/*/result.json 2>/dev/null | wc -l)"
-grep -rh "final accuracy\|peak GPU memory" results/logs 2>/dev/null | tail -n 8  # FedMD rows: issue 56's check
+grep -rh "final accuracy\\|peak GPU memory" results/logs 2>/dev/null | tail -n 8  # FedMD rows: issue 56's check
 tar -czf $OUT/results.tar.gz --exclude='*.pt' --exclude='*.npz' --exclude='*.npy' \\
   --exclude=results/data --exclude=results/partitions results
 ls -la $OUT

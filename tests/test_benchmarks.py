@@ -192,3 +192,15 @@ rule fedmd:
     c = slurm_submissions.count(report.replace("localrule table2", "rule table2"), {"table2"})
     assert c["submissions"] == 3 and c["local"] == 1
     assert slurm_submissions.local_rules("x\nPIPELIB_LOCALRULES:a,table2\n") == {"a", "table2"}
+
+
+def test_the_cuda_graph_check_runs_the_static_path_on_the_cpu_and_passes(monkeypatch, capsys):
+    """benchmarks/cuda_graph_check.py (issue 56's device check): on a CPU the captured path's buffers and
+    bookkeeping without the capture, which must give the eager weights exactly."""
+    spec = importlib.util.spec_from_file_location("bench_cuda_graph_check", ROOT / "benchmarks/cuda_graph_check.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(sys, "argv", ["cuda_graph_check.py", "--device", "cpu", "--arch", "cnn2-4-8-d0.0"])
+    module.main()
+    out = capsys.readouterr().out
+    assert "static losses" in out and out.rstrip().endswith("PASS"), out
