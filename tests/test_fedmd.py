@@ -357,7 +357,7 @@ def test_graph_modes_are_checked_and_auto_is_off_on_a_cpu():
     assert loop.set_graphs("auto", "cpu") == "off"
     with pytest.raises(ValueError, match="PIPELIB_CUDA_GRAPHS='yes'; allowed: auto, off, static"):
         loop.set_graphs("yes", "cpu")
-    assert loop.set_graphs("off", "cpu") == "off" and "CUDA graphs" not in loop.hardware("cpu")
+    assert loop.set_graphs("off", "cpu") == "off" and "CUDA graphs" not in loop.where("cpu")["hardware"]
 
 
 @pytest.mark.parametrize("per_phase,outputs", [(False, None), (True, (2, 4))])

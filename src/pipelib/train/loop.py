@@ -40,8 +40,7 @@ def hardware(device) -> str:
     """What a job ran on, for reports: the GPU's name, or the CPU model and the threads the job used."""
     device = torch.device(device)
     if device.type == "cuda":
-        graphs = ", training steps replayed as CUDA graphs" if _GRAPHS.get("replayed") else ""
-        return f"GPU: {torch.cuda.get_device_name(device)}{graphs}"
+        return f"GPU: {torch.cuda.get_device_name(device)}"
     model = "unknown CPU"
     try:
         with open("/proc/cpuinfo") as f:
@@ -53,8 +52,9 @@ def hardware(device) -> str:
 
 def where(device) -> dict:
     """The result-row columns that say where and how a job ran: ``device``, ``hardware`` and the training
-    ``precision`` it ran at (:func:`set_precision`)."""
-    return {"device": str(device), "hardware": hardware(device), "precision": _PRECISION["name"]}
+    ``precision`` it ran at (:func:`set_precision`); ``hardware`` notes steps replayed as CUDA graphs."""
+    graphs = ", training steps replayed as CUDA graphs" if _GRAPHS.get("replayed") else ""
+    return {"device": str(device), "hardware": hardware(device) + graphs, "precision": _PRECISION["name"]}
 
 
 _PRECISION = {"name": "fp32", "device_type": "cpu"}
