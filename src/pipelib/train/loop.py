@@ -267,8 +267,7 @@ def fit(
     """Train ``model`` for ``epochs`` passes over ``data`` = (x, y) in shuffled mini-batches, minimising
     ``objective``; returns loss and speed.  ``graph``: the caller's objective can be captured (no host
     synchronisation in its loss or prep): its steps replay CUDA graphs where :func:`set_graphs` allows."""
-    (x, y), loss_fn = data, objective.loss
-    prep = scale if objective.prep is None else objective.prep
+    x, y = data
     model.train()
     n, total, steps, t0 = len(x), 0.0, 0, time.perf_counter()
     starts = list(range(0, n, batch))
@@ -283,11 +282,8 @@ def fit(
             if captured is not None:  # a full batch replays its graph; the epoch's remainder runs eagerly
                 loss = captured.step(idx) if j - i == batch else captured.eager(idx)
             else:
-                with autocast():
-                    loss = loss_fn(model(prep(x[idx])), y[idx])
                 opt.zero_grad(set_to_none=True)
-                loss.backward()
-                opt.step()
+                loss = train_step(model, opt, objective, (x, y), idx)
             total += loss.detach()
             steps += 1
             advance(j - i)
@@ -298,6 +294,17 @@ def fit(
         "seconds": seconds,
         "img_per_s": n * epochs / seconds if seconds > 0 else float("nan"),
     }
+
+
+def train_step(model: nn.Module, opt, objective: Objective, data: tuple, idx: torch.Tensor) -> torch.Tensor:
+    """One optimizer step on the rows ``idx`` of ``data`` = (x, y), gradients already cleared; returns the loss."""
+    x, y = data
+    prep = scale if objective.prep is None else objective.prep
+    with autocast():
+        loss = objective.loss(model(prep(x[idx])), y[idx])
+    loss.backward()
+    opt.step()
+    return loss
 
 
 class CapturedSteps:
@@ -341,12 +348,7 @@ class CapturedSteps:
         return self._opt()
 
     def _step(self, idx) -> torch.Tensor:
-        prep = scale if self.objective.prep is None else self.objective.prep
-        with autocast():
-            loss = self.objective.loss(self.model(prep(self.x[idx])), self.y[idx])
-        loss.backward()
-        self.opt.step()
-        return loss
+        return train_step(self.model, self.opt, self.objective, (self.x, self.y), idx)
 
     def step(self, idx: torch.Tensor) -> torch.Tensor:
         """One training step on the rows ``idx`` of the loaded data, replayed from its size's graph once that
