@@ -50,7 +50,8 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
 mkdir -p /tmp/pure && tar -C /tmp/pure -xJf .devsite/site.tar.xz || exit 4
 export PYTHONPATH=/tmp/site:/tmp/pure/site:$PWD/src PYTHONUNBUFFERED=1
 nvidia-smi -L; nproc; python3 -c "import torch; print(torch.__version__, torch.cuda.is_available())"
-python3 benchmarks/cuda_graph_check.py --device cuda > $OUT/graph_check.txt 2>&1  # issue 56: graphs against eager
+# issue 56: one party on CUDA graphs against eager steps
+timeout -s INT 120 python3 benchmarks/cuda_graph_check.py --device cuda > $OUT/graph_check.txt 2>&1
 echo "graph check rc $?: $(tail -n 4 $OUT/graph_check.txt | tr '\n' ' ')"
 if [ -f .devsite/speed_entries.json ]; then  # the speed table first (pack --speed-preset), bounded by SPEED_LIMIT
   timeout -s INT ${SPEED_LIMIT:-150} python3 benchmarks/speed_report.py --entries .devsite/speed_entries.json \\

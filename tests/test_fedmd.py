@@ -358,6 +358,12 @@ def test_graph_modes_are_checked_and_auto_is_off_on_a_cpu():
     with pytest.raises(ValueError, match="PIPELIB_CUDA_GRAPHS='yes'; allowed: auto, off, static"):
         loop.set_graphs("yes", "cpu")
     assert loop.set_graphs("off", "cpu") == "off" and "CUDA graphs" not in loop.where("cpu")["hardware"]
+    loop._GRAPHS["replayed"] = True  # as a replay leaves it: the row says so, the planner's cache key does not
+    try:
+        assert loop.where("cpu")["hardware"].endswith(", training steps replayed as CUDA graphs")
+        assert "CUDA graphs" not in loop.hardware("cpu")
+    finally:
+        loop.set_graphs("off", "cpu")
 
 
 @pytest.mark.parametrize("per_phase,outputs", [(False, None), (True, (2, 4))])

@@ -84,18 +84,22 @@ def test_fedmd_rows_are_timed_on_the_steps_they_take(monkeypatch):
         "fedmd_budget",
         "fedmd_ablation",
     ]
-    taken = []
-    step = loop.CapturedSteps.step
-    monkeypatch.setattr(loop.CapturedSteps, "step", lambda self, idx: taken.append(len(idx)) or step(self, idx))
+    calls = {"eager": [], "_captured": []}
+    for name, arg in (("eager", lambda a: len(a)), ("_captured", lambda a: a)):
+        original = getattr(loop.CapturedSteps, name)
+        spy = lambda self, a, original=original, name=name, arg=arg: calls[name].append(arg(a)) or original(self, a)  # noqa: E731
+        monkeypatch.setattr(loop.CapturedSteps, name, spy)
     monkeypatch.setenv("PIPELIB_CUDA_GRAPHS", "static")  # the captured path's bookkeeping, on the CPU
+    threads = torch.get_num_threads()
     try:
         graphed = plan.Throughput(torch.device("cpu"), 1, cache=None, graph=True)
         seconds = plan.measure("cnn2-4-8-d0.1", (1, 16, 16), torch.device("cpu"), batches=(4, 8), graph=True)
+        eager = plan.Throughput("cpu", 1, cache=None)
     finally:
         loop.set_graphs("off", "cpu")
+        torch.set_num_threads(threads)
     assert len(seconds) == 2 and all(s > 0 for s in seconds)
-    steps = loop.CapturedSteps.WARMUP + 1  # per batch size: warm-up and capture, then as many replays
-    assert taken == [4] * (2 * (steps + 1)) + [8] * (2 * (steps + 1))
-    assert graphed.prefix.endswith("|cuda graphs") and not plan.Throughput("cpu", 1, cache=None).prefix.endswith(
-        "graphs"
-    )
+    # per batch size: the warm-up fit's eager steps and one capture; the timed fit only replays
+    w = loop.CapturedSteps.WARMUP
+    assert calls == {"eager": [4] * w + [8] * w, "_captured": [4, 8]}
+    assert graphed.prefix.endswith("|graphs static") and "graphs" not in eager.prefix

@@ -143,15 +143,16 @@ class Throughput:
 
         self.device, self.threads, self.cache, self.graph = device, threads, cache, graph
         loop.set_threads(threads)
-        if graph:
-            loop.set_graphs(os.environ.get("PIPELIB_CUDA_GRAPHS", "auto"), device)
-        graphed = "|cuda graphs" if graph else ""
+        graphed = f"|graphs {loop.set_graphs(os.environ.get('PIPELIB_CUDA_GRAPHS', 'auto'), device)}" if graph else ""
         self.prefix = f"{loop.hardware(device)}|torch {torch.__version__}|{threads}{graphed}"
         self.known = json.loads(cache.read_text()) if cache and cache.is_file() else {}
 
     def step_seconds(self, arch: str, shape) -> list[float]:
         key = f"{self.prefix}|{arch}|{'x'.join(map(str, shape))}|{SMALL},{LARGE}"
         if key not in self.known:
+            from .train import loop
+
+            loop.set_threads(self.threads)  # another Throughput may have set other threads since this one's start
             self.known[key] = measure(arch, shape, self.device, graph=self.graph)
             self._save()
         return self.known[key]

@@ -115,7 +115,7 @@ def set_graphs(setting: str, device) -> str:
         raise ValueError(f"PIPELIB_CUDA_GRAPHS={setting!r}; allowed: {', '.join(GRAPH_MODES)}")
     cuda = torch.device(device).type == "cuda"
     mode = "static" if setting == "static" else "cuda" if cuda and setting == "auto" else "off"
-    _GRAPHS.update(mode=mode, replayed=False)
+    _GRAPHS.update(mode=mode, replayed=False, captures=0)
     return mode
 
 
@@ -385,6 +385,7 @@ class CapturedSteps:
 
     def _captured(self, size: int):
         index = torch.zeros(size, dtype=torch.long, device=self.x.device)
+        _GRAPHS["captures"] = _GRAPHS.get("captures", 0) + 1  # static: the slot a capture would fill
         if not self.capture:
             return None, index, None
         graph, (side, pool) = torch.cuda.CUDAGraph(), _capture_context()
