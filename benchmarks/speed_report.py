@@ -136,7 +136,7 @@ def graph_rate(entry: dict, device: torch.device, seconds: float) -> float:
     launches, its warm-up steps and captures in the first epoch.  NaN on a CPU (no CUDA graphs)."""
     if device.type != "cuda":
         return float("nan")
-    loop.set_graphs("on", device)
+    loop.set_graphs("auto", device)
     try:
         return train_rate(entry, device, "fp32", seconds, graph=True)
     finally:

@@ -66,6 +66,24 @@ def test_the_speed_table_runs_dry_on_the_cpu_and_says_the_graph_arm_is_cuda_only
     assert speed_report._or_error(lambda: 1 / 0)[1] == "ZeroDivisionError: division by zero"
 
 
+def test_the_graph_arm_turns_graphs_on_for_a_cuda_device_and_off_after(monkeypatch):
+    """The CUDA-graph arm asks for a mode ``set_graphs`` accepts and leaves graphs off for the next arm (a GPU is
+    not needed: the measurement itself is stood in for)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import speed_report
+    finally:
+        sys.path.pop(0)
+    import torch
+
+    from pipelib.train import loop
+
+    seen = []
+    monkeypatch.setattr(speed_report, "train_rate", lambda *a, **k: seen.append((loop._GRAPHS["mode"], k)) or 7.0)
+    assert speed_report.graph_rate({}, torch.device("cuda"), 0.01) == 7.0
+    assert seen == [("cuda", {"graph": True})] and loop._GRAPHS["mode"] == "off"
+
+
 def test_the_stage_sample_reads_each_started_job_and_names_real_reduced_outputs(tmp_path):
     """benchmarks/stage_times.py: the jobs a run's console says started (rule and wildcards), and a sample
     whose every target is an output of the reduced preset (the dry-run job lists pin those paths)."""
