@@ -124,6 +124,50 @@ def test_the_device_closure_carries_snakemake_and_leaves_what_the_device_holds()
     assert not names & {"numpy", "pyyaml", "pulp", "torch"}
 
 
+def _device_call(tmp_path, env: dict) -> tuple[str, float]:
+    """Run the generated .devsite/run.sh with stand-ins for python3 and nvidia-smi: each measurement and
+    Snakemake hang until their time limit, what installs or prints returns at once.  (console, seconds)"""
+    import os
+    import subprocess
+    import tarfile
+    import time
+
+    (tmp_path / "bin").mkdir()
+    stub = '#!/bin/bash\ncase "$*" in *snakemake*|*cuda_graph_check*|*speed_report*) exec sleep 1000;; esac\n'
+    for name, text in {"python3": stub, "nvidia-smi": "#!/bin/bash\necho GPU 0: stand-in\n"}.items():
+        (tmp_path / "bin" / name).write_text(text)
+        (tmp_path / "bin" / name).chmod(0o755)
+    site = tmp_path / ".devsite"
+    (site / "wheels").mkdir(parents=True)
+    with tarfile.open(site / "site.tar.xz", "w:xz"):
+        pass
+    for name in ("targets.txt", "priority.txt", "speed_entries.json"):
+        (site / name).write_text("results/x/result.json\n")
+    (site / "run.sh").write_text(_device_workflow().RUN_SH.replace("{extra}", ""))
+    (tmp_path / "results").mkdir()
+    (tmp_path / "out").mkdir()
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "OUT": str(tmp_path / "out"), **env}
+    t0 = time.perf_counter()
+    run = subprocess.run(["bash", ".devsite/run.sh"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    return run.stdout + run.stderr, time.perf_counter() - t0
+
+
+def test_the_device_call_bounds_every_step_by_its_deadline_and_packs_its_results(tmp_path):
+    """.devsite/run.sh: with DEADLINE = 33 s (25 kept for packing) the graph check gets the 8 s left, the speed
+    table and Snakemake nothing (never `timeout 0`, which would mean no limit), and the results are packed."""
+    console, seconds = _device_call(tmp_path, {"DEADLINE": "33", "GRAPH_LIMIT": "45"})
+    assert "graph check rc 124 in at most" in console, console
+    assert "speed table rc" not in console and "(bound 0 s)" in console, console
+    assert (tmp_path / "out" / "results.tar.gz").exists() and seconds < 25, (console, seconds)
+
+
+def test_a_second_device_call_skips_the_checks_and_runs_snakemake_within_its_limit(tmp_path):
+    """SKIP_CHECKS=1 (the call that finishes a row): no graph check or speed table; Snakemake gets LIMIT."""
+    console, seconds = _device_call(tmp_path, {"SKIP_CHECKS": "1", "LIMIT": "3"})
+    assert "graph check" not in console and "snakemake rc 124 after" in console and "(bound 3 s)" in console
+    assert (tmp_path / "out" / "results.tar.gz").exists() and seconds < 15, (console, seconds)
+
+
 def test_the_committed_device_page_is_what_its_script_writes_from_its_rows(tmp_path):
     """docs/reproduction/gpu-ldpfl: its README.md is generated from the result rows beside it (rows
     change, the page follows), and its Table 1 rows are the paper preset's MNIST and Fashion-MNIST ones."""
@@ -222,3 +266,20 @@ def test_the_cuda_graph_check_runs_the_static_path_on_the_cpu_and_passes(monkeyp
     module.main()
     out = capsys.readouterr().out
     assert "static losses" in out and "captures: 4 " in out and out.rstrip().endswith("PASS"), out
+
+
+def test_the_cuda_graph_check_compares_weights_without_the_step_counters():
+    """A counter grows by one a step: counted as a change it would let weights differ by far more than they
+    moved.  Weights, BatchNorm statistics and counters are judged apart."""
+    spec = importlib.util.spec_from_file_location("bench_cuda_graph_check", ROOT / "benchmarks/cuda_graph_check.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    import torch
+
+    first = {"w": torch.zeros(3), "bn.running_mean": torch.zeros(2), "bn.num_batches_tracked": torch.tensor(0)}
+    eager = {"w": torch.full((3,), 0.01), "bn.running_mean": torch.ones(2), "bn.num_batches_tracked": torch.tensor(36)}
+    graphed = {**eager, "w": torch.full((3,), 0.005)}
+    weights, statistics, counters = module.compare(first, eager, graphed, {"bn.running_mean", "bn.num_batches_tracked"})
+    assert weights == pytest.approx(0.5) and statistics == 0 and counters
+    stale = {**eager, "bn.num_batches_tracked": torch.tensor(35)}
+    assert module.compare(first, eager, stale, {"bn.running_mean", "bn.num_batches_tracked"}) == (0.0, 0.0, False)

@@ -212,3 +212,23 @@ def test_the_disk_cache_serves_a_later_process_the_same_digests_without_parsing(
     monkeypatch.setattr(provenance, "code_strings", lambda source: pytest.fail("parsed again"))
     assert provenance.code_digest(script) == first
     provenance._parsed.cache_clear()
+
+
+def test_a_checkpoint_keeps_the_gpus_random_state_and_restores_it_on_as_many_gpus(tmp_path, monkeypatch):
+    """Dropout on a GPU draws from CUDA's generator: a run resumed on a GPU continues its stream.  (No GPU
+    here: torch.cuda's state calls are stood in for.)"""
+    import torch
+
+    from pipelib.train.checkpoint import load_checkpoint, save_checkpoint
+
+    gpu_state, restored = [torch.arange(4, dtype=torch.uint8)], []
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_rng_state_all", lambda: gpu_state)
+    save_checkpoint(tmp_path / "a.pt", "fp", round=1)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "set_rng_state_all", restored.append)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    assert load_checkpoint(tmp_path / "a.pt", "fp")["round"] == 1 and restored == []  # other GPUs: left alone
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    load_checkpoint(tmp_path / "a.pt", "fp")
+    assert len(restored) == 1 and torch.equal(restored[0][0], gpu_state[0])

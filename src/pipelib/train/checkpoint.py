@@ -46,15 +46,18 @@ def fingerprint(code: str, *parts) -> str:
 
 
 def save_checkpoint(path, fingerprint: str, **state) -> None:
-    """Atomically save ``state`` (tensors, state dicts, generator states, python values) and torch's RNG."""
+    """Atomically save ``state`` (tensors, state dicts, generator states, python values) and torch's RNG: the
+    CPU's and, once CUDA is in use, every GPU's (dropout on a GPU draws from it)."""
     if path is None:
         return
+    cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None
     with atomic_path(path) as tmp:
-        torch.save({"fingerprint": fingerprint, "torch_rng": torch.get_rng_state(), **state}, tmp)
+        torch.save({"fingerprint": fingerprint, "torch_rng": torch.get_rng_state(), "cuda_rng": cuda, **state}, tmp)
 
 
 def load_checkpoint(path, fingerprint: str) -> dict | None:
-    """The state saved at ``path`` if it exists and was written for ``fingerprint`` (torch's RNG restored)."""
+    """The state saved at ``path`` if it exists and was written for ``fingerprint`` (torch's RNG restored, a
+    GPU's too when the run resumes on as many GPUs)."""
     if path is None or not Path(path).exists():
         return None
     try:
@@ -66,6 +69,9 @@ def load_checkpoint(path, fingerprint: str) -> dict | None:
         log.warning("ignoring checkpoint %s: written for another configuration", path)
         return None
     torch.set_rng_state(state["torch_rng"])
+    cuda = state.get("cuda_rng")
+    if cuda is not None and torch.cuda.is_available() and len(cuda) == torch.cuda.device_count():
+        torch.cuda.set_rng_state_all(cuda)  # a GPU run's on the same GPUs; on a CPU there is none to restore
     log.info("resuming from %s", path)
     return state
 

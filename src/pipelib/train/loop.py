@@ -121,9 +121,10 @@ def set_graphs(setting: str, device) -> str:
 
 def _capture_context() -> tuple:
     """(side stream, memory pool) shared by every capture of the process: one stream keeps one cuBLAS
-    workspace; one pool holds the largest step's memory, not the sum over graphs (safe here: what outlives a
-    replay, weights, buffers, optimizer state and the static data, lives outside the pool, and graphs never
-    run concurrently)."""
+    workspace; one pool holds the largest step's memory, not the sum over graphs.  Safe although parties'
+    graphs replay in any order: weights, buffers, optimizer state and the static data live outside the pool;
+    what a graph keeps in it, its loss and gradients, it writes before reading within its own replay, and
+    :func:`fit` reads the loss before another graph replays; graphs never run concurrently."""
     if "pool" not in _GRAPHS:
         _GRAPHS.update(stream=torch.cuda.Stream(), pool=torch.cuda.graph_pool_handle())
     return _GRAPHS["stream"], _GRAPHS["pool"]
