@@ -316,7 +316,8 @@ class CapturedSteps:
     remainder batch; every step, eager or replayed, is a real step of the same batch order, so a captured run
     trains on what an eager one does.  Adam runs ``capturable`` (its step count on the GPU).  Kept per
     optimizer across :func:`fit` calls (a FedMD party's every round reuses its graphs); an optimizer or model
-    whose tensors or settings changed (a restored checkpoint) is captured anew.  Mode ``static`` runs the same
+    whose tensors or settings changed (a restored checkpoint), or another training precision (autocast is
+    baked into the kernels), is captured anew.  Mode ``static`` runs the same
     buffers and bookkeeping without capturing (the CPU tests)."""
 
     WARMUP = 3
@@ -326,7 +327,7 @@ class CapturedSteps:
     def of(cls, model, opt, objective, x, y) -> CapturedSteps:
         """The optimizer's captured steps for ``objective`` on data shaped like (x, y), loaded with (x, y)."""
         per_opt = cls._cache.setdefault(opt, {})
-        key = (id(model), objective, tuple(x.shape), x.dtype, tuple(y.shape), y.dtype)
+        key = (id(model), objective, tuple(x.shape), x.dtype, tuple(y.shape), y.dtype, _PRECISION["name"])
         steps = per_opt.get(key)
         if steps is None or steps.signature != _signature(model, opt):
             steps = per_opt[key] = cls(model, opt, objective, x, y)
