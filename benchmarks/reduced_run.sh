@@ -40,6 +40,9 @@ flock -w 600 "$lock" true || { echo "results/reduced is still held: $(cat "$lock
 n=$(( $(ls "$clone".part*.log 2>/dev/null | wc -l) + 1 ))
 echo "part $n start $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD) cores ${CORES:-2} priority: ${PRIORITY:-none}" \
     >> "$clone.times"
+# stopped (kill -TERM -<pgid>: the way to free the cores, docs/development.md): the part's end is still written,
+# once Snakemake has stopped its jobs (bash runs the trap when its foreground child has exited)
+trap 'echo "part $n end $(date -u +%FT%TZ) stopped by a signal" >> "$clone.times"; exit 143' TERM INT
 # --max-jobs-per-timespan: the scheduler's passes a minute apart, not a second (docs/running.md, "Where the
 # time went": its default kept Snakemake at 44 % of a core on this DAG)
 # shellcheck disable=SC2086  # PRIORITY is a list of targets
