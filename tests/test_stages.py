@@ -181,8 +181,36 @@ def test_the_planned_work_of_the_workflows_stages_is_unchanged(tmp_path):
         + work.FORWARD * (f["rounds"] * f["public_per_round"] + (f["rounds"] + 1) * sizes.test("femnist_iid"))
     )
     assert got.estimated == estimated and got.total == pytest.approx(len(ns) * per_party)
-    for rule in ("partition", "nfdp_sample", "distill_answers", "ldpdl_teachers", "cluster"):
+    for rule in ("partition", "nfdp_sample", "distill_answers", "cluster"):
         assert plan.job_work(rule, {"scenario": "femnist_iid"}, runs, str(tmp_path)) is None
+
+
+def test_the_teachers_are_planned_pates_own_cnns_over_the_pool_heads_by_their_encoders_pass(tmp_path):
+    """PATE's own teachers (design S<n>) train every CNN over its shard, and the shards cover the pool: their
+    job plans epochs x pool training passes (until issue 50's stage timing the plan left this job out); heads
+    plan their encoder's forward pass over the pool, and HOG heads nothing; the votes of S<n> teachers cost
+    each CNN's forward pass on each query."""
+    config = validate(load(REPO / "config.yaml", REPO / "presets/tiny.yaml"))
+    runs = {**config, "scenarios": scenarios(config)}
+    pool = sum(work.Sizes(runs, str(tmp_path)).parties("ldpdl_mnist")[0])
+    s, enc = runs["ldpdl"]["pate"]["scratch"], runs["ldpdl"]["teacher"]["by_dataset"]["mnist"]
+
+    def planned(rule, **wc):
+        return plan.job_work(rule, {"scenario": "ldpdl_mnist", **wc}, runs, str(tmp_path))
+
+    cnn = planned("ldpdl_teachers", design="S8")
+    assert cnn.passes == {
+        (s["arch"], (1, 28, 28), s["batch"]): s["epochs"] * pool,
+        (s["arch"], (1, 28, 28), 1024): pytest.approx(work.FORWARD * pool),
+    }
+    for design in ("T8", "L30", "parties"):
+        assert planned("ldpdl_teachers", design=design).passes == {
+            (enc["arch"], (1, 28, 28), 1024): pytest.approx(work.FORWARD * pool)
+        }
+    votes = planned("distill_votes", teacher="pate-S8-q40")
+    assert votes.total == pytest.approx(work.FORWARD * 8 * 40)
+    hog = {**runs, "ldpdl": {**runs["ldpdl"], "teacher": {**runs["ldpdl"]["teacher"], "by_dataset": {}}}}
+    assert plan.job_work("ldpdl_teachers", {"scenario": "ldpdl_mnist", "design": "T8"}, hog, str(tmp_path)) is None
 
 
 @pytest.mark.parametrize(

@@ -177,7 +177,7 @@ for _m in (
         LdpdlRun,
         (
             Stage("ldpdl_encoder", "public", work.ldpdl_encoder, settings="ldpdl"),
-            Stage("ldpdl_teachers", "teachers", private_source=True),
+            Stage("ldpdl_teachers", "teachers", work.ldpdl_teachers, private_source=True, settings="ldpdl"),
             Stage("ldpdl_release", "owners"),
             Stage("ldpdl_plan", "server"),
             Stage("ldpdl_student", "server", work.ldpdl_student, settings="ldpdl"),
@@ -186,7 +186,11 @@ for _m in (
         ),
     ),
     # PATE's teachers (rule ldpdl_teachers) vote in one job, their votes private (for the curator only)
-    Method("pate", PateRun, (Stage("distill_votes", "owners", private_source=True),)),
+    Method(
+        "pate",
+        PateRun,
+        (Stage("distill_votes", "owners", work.distill_votes, private_source=True, settings="ldpdl"),),
+    ),
     Method(
         "ldpfl",
         LdpflRun,

@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .runs import FedmdRun
+from .runs import FedmdRun, PateTeachers
 from .settings import FedmdSettings, LdpdlSettings, LdpflSettings
 
 # Offline copies' split sizes (../shared/data), used before a dataset is ingested; and image shapes.
@@ -184,6 +184,49 @@ def ldpdl_encoder(wc: dict, sizes: Sizes) -> Work:
     w, enc = Work(), sizes.config["ldpdl"]["teacher"]["by_dataset"][wc["tdata"]]
     n = sizes.split(enc["source"])[0]
     w.add(enc["arch"], SHAPES[enc["source"]], enc["batch"], enc["epochs"] * min(enc.get("max_images") or n, n))
+    return w
+
+
+def _teacher_settings(sizes: Sizes, scenario: str, design: str) -> tuple[dict, dict]:
+    """(LDP-DL's teacher settings of ``design``: PATE's CNN from scratch for ``S<n>``, else the private
+    dataset's encoder; the scenario)."""
+    t, sc = sizes.config["ldpdl"], sizes.scenario(scenario)
+    if design.startswith("S"):
+        return {"scratch": t["pate"]["scratch"]}, sc
+    return {"encoder": t["teacher"]["by_dataset"].get(sc["private"], t["teacher"]["encoder"])}, sc
+
+
+def ldpdl_teachers(wc: dict, sizes: Sizes) -> Work | None:
+    """The owners' teachers: PATE's own CNNs (design ``S<n>``: disjoint shards that cover the pool), every
+    teacher's epochs over its shard and a pass to score it there, timed as one model's steps; heads on a
+    transfer encoder: the encoder's pass over the pool (fitting the heads is linear algebra, not counted);
+    HOG heads: none."""
+    settings, sc = _teacher_settings(sizes, wc["scenario"], wc["design"])
+    ns, estimated = sizes.parties(wc["scenario"])
+    w, pool, shape = Work(estimated=estimated), sum(ns), SHAPES[sc["private"]]
+    if "scratch" in settings:
+        s = settings["scratch"]
+        w.add(s["arch"], shape, s["batch"], s["epochs"] * pool)
+        w.add(s["arch"], shape, 1024, FORWARD * pool)
+    elif settings["encoder"]["kind"] == "transfer":
+        w.add(settings["encoder"]["arch"], shape, 1024, FORWARD * pool)
+    else:
+        return None
+    return w
+
+
+def distill_votes(wc: dict, sizes: Sizes) -> Work | None:
+    """PATE's teachers voting on the queries: every CNN of an ``S<n>`` design on each query; heads on a
+    transfer encoder: the encoder's pass over the queries; HOG heads: none."""
+    t = PateTeachers.parse(wc["teacher"])
+    settings, sc = _teacher_settings(sizes, wc["scenario"], t.design)
+    w, shape = Work(), SHAPES[sc["public"]]
+    if "scratch" in settings:
+        w.add(settings["scratch"]["arch"], shape, 1024, FORWARD * int(t.design[1:]) * t.queries)
+    elif settings["encoder"]["kind"] == "transfer":
+        w.add(settings["encoder"]["arch"], shape, 1024, FORWARD * t.queries)
+    else:
+        return None
     return w
 
 
