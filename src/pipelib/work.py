@@ -188,12 +188,11 @@ def ldpdl_encoder(wc: dict, sizes: Sizes) -> Work:
 
 
 def _teacher_settings(sizes: Sizes, scenario: str, design: str) -> tuple[dict, dict]:
-    """(LDP-DL's teacher settings of ``design``: PATE's CNN from scratch for ``S<n>``, else the private
-    dataset's encoder; the scenario)."""
-    t, sc = sizes.config["ldpdl"], sizes.scenario(scenario)
-    if design.startswith("S"):
-        return {"scratch": t["pate"]["scratch"]}, sc
-    return {"encoder": t["teacher"]["by_dataset"].get(sc["private"], t["teacher"]["encoder"])}, sc
+    """(the teachers' settings of ``design``, as their job gets them; the scenario)."""
+    from .design.ldpdl import teacher_settings  # the design's one definition (imported late: it imports more)
+
+    sc = sizes.scenario(scenario)
+    return teacher_settings(sizes.config["ldpdl"], sc["private"], design), sc
 
 
 def ldpdl_teachers(wc: dict, sizes: Sizes) -> Work | None:

@@ -14,6 +14,16 @@ from .part import Part
 LDPDL_TABLE_ARMS = tuple(TABLE_ARMS)  # paper 004 Table 1's result rows per entry
 
 
+def teacher_settings(ldpdl: dict, private: str, design: str | None = None) -> dict:
+    """The teachers' settings of a private dataset (``ldpdl``: the config section): its encoder and the ridge
+    penalty; for PATE's own teachers (design ``S<n>``) the CNN they train from scratch (ldpdl.pate.scratch)."""
+    if design is not None and design.startswith("S"):
+        return {"scratch": ldpdl["pate"]["scratch"]}
+    t = ldpdl["teacher"]
+    encoder = t["by_dataset"].get(private, t["encoder"])
+    return {"encoder": encoder, "ridge": encoder.get("ridge", t["ridge"])}
+
+
 class LdpdlDesign(Part):
     """LDP-DL's runs (and PATE's, which paper 004 compares with them on the same student)."""
 
@@ -79,13 +89,8 @@ class LdpdlDesign(Part):
         return {"teachers": f"{d}/teachers.npz", "teachers_info": f"{d}/teachers.json"}
 
     def teacher_settings(self, scenario, design=None):
-        """The teachers' settings for a scenario: its private dataset's encoder and the ridge penalty; for
-        PATE's own teachers (design ``S<n>``) the CNN they train from scratch (ldpdl.pate.scratch)."""
-        if design is not None and design.startswith("S"):
-            return {"scratch": self.d.LDPDL["pate"]["scratch"]}
-        t = self.d.LDPDL["teacher"]
-        encoder = t["by_dataset"].get(self.d.SCENARIOS[scenario]["private"], t["encoder"])
-        return {"encoder": encoder, "ridge": encoder.get("ridge", t["ridge"])}
+        """The teachers' settings for a scenario (:func:`teacher_settings`)."""
+        return teacher_settings(self.d.LDPDL, self.d.SCENARIOS[scenario]["private"], design)
 
     def pate_teacher_settings(self, wc):
         """The settings of the teachers of a PATE job's ``teacher`` wildcard."""
