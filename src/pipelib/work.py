@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .design.ldpdl import teacher_settings
 from .runs import FedmdRun, PateTeachers
 from .settings import FedmdSettings, LdpdlSettings, LdpflSettings
 
@@ -189,8 +190,6 @@ def ldpdl_encoder(wc: dict, sizes: Sizes) -> Work:
 
 def _teacher_settings(sizes: Sizes, scenario: str, design: str) -> tuple[dict, dict]:
     """(the teachers' settings of ``design``, as their job gets them; the scenario)."""
-    from .design.ldpdl import teacher_settings  # the design's one definition (imported late: it imports more)
-
     sc = sizes.scenario(scenario)
     return teacher_settings(sizes.config["ldpdl"], sc["private"], design), sc
 
