@@ -121,6 +121,25 @@ def test_the_ldpdl_part_names_table_arms_iterations_and_their_releases():
     wc = Wildcards(scenario="ldpdl_mnist", ldmech="pm", eps="8.0", nq="2", qs="aqs", design="L40")
     assert d.ldpdl.queries_of(wc, 2) == "results/tiny/ldpdl/ldpdl_mnist/pm-eps8.0-q2-L40-aqs/iter-1/next.npy"
     assert d.ldpdl.figures() == ["p004_mnist"]
+    assert "repeats" not in entry  # ldpdl.table.seeds unset: one run per arm
+
+
+def test_ldpdl_table_seeds_add_each_arms_runs_on_the_repeat_scenarios():
+    config = load(REPO / "config.yaml", REPO / "presets" / "tiny.yaml")
+    config["ldpdl"]["table"]["seeds"] = {"MNIST": 2}
+    d = Design(validate(config))
+    entry = d.ldpdl.table_entries()[0]
+    assert entry["repeats"] == {
+        arm: [entry[arm].replace("/ldpdl_mnist/", "/ldpdl_mnist-s1/")] for arm in entry["repeats"]
+    }
+    assert set(entry["repeats"]) == {"ldpdl", "pate", "pate_own"} and "-s1" not in entry["ceiling"]
+    assert set(d.ldpdl.table_files()) >= {p for paths in entry["repeats"].values() for p in paths}
+    seed = d.SCENARIOS["ldpdl_mnist"].get("seed", config["seed"])
+    assert d.SCENARIOS["ldpdl_mnist-s1"]["seed"] == seed + 1 and "ldpdl_mnist-s2" not in d.SCENARIOS
+    assert d.SCENARIOS["ldpdl_mnist-s1"]["replicate_of"] == "ldpdl_mnist"
+    config["ldpdl"]["table"]["seeds"] = {"Fashion": 2}
+    with pytest.raises(DesignError, match="ldpdl.table.seeds.Fashion: no such dataset in ldpdl.table.datasets"):
+        Design(validate(config))
 
 
 def test_the_ldpfl_part_makes_its_table_and_figures_from_its_entries():

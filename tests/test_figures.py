@@ -799,3 +799,40 @@ def test_a_legend_over_a_point_is_found_and_one_below_the_axes_covers_nothing():
     style.legend_below(ax)
     assert style.covered_points(fig) == []
     plt.close(fig)
+
+
+def test_table_ldpdl_averages_an_arms_seeds_and_keeps_wilson_for_a_single_run(tmp_path):
+    """paper 004 Table 1 with ldpdl.table.seeds: an arm run on three seeds (its scenario and <scenario>-s1, -s2)
+    is one row whose accuracy is the mean of the runs, seeds = 3 and its spread over them, the interval over the
+    runs and the test records; an arm of one run keeps its Wilson interval over the test records."""
+    import json
+
+    from pipelib import stats
+    from pipelib.privacy import NO_PRIVACY
+    from pipelib.report import tables
+
+    def run(name, method, acc):
+        folder = tmp_path / name
+        folder.mkdir(parents=True)
+        row = {**NO_PRIVACY.row(), "method": method, "accuracy": acc, "label_accuracy": acc - 0.1, "test_n": 1000}
+        row.update(wall_seconds=10.0, preset="t", seed=0, device="cpu", hardware="CPU: test", scenario=name)
+        (folder / "result.json").write_text(json.dumps(_complete(row)))
+        return str(folder / "result.json")
+
+    accs = [0.70, 0.80, 0.75]
+    entry = {
+        "dataset": "Fashion-MNIST",
+        "epsilon": 5.0,
+        "ldpdl": run("ldpdl_fashion", "LDP-DL", accs[0]),
+        "pate": run("pate_fashion", "PATE", 0.78),
+        "repeats": {"ldpdl": [run(f"ldpdl_fashion-s{i}", "LDP-DL", a) for i, a in ((1, accs[1]), (2, accs[2]))]},
+    }
+    t = tables.table_ldpdl([entry], tmp_path / "table_ldpdl.csv", 1e-5).set_index("method")
+    ldpdl, pate = t.loc["LDP-DL"], t.loc["PATE"]
+    low, high = stats.mean_accuracy_interval(accs, 1000)
+    assert ldpdl["seeds"] == 3 and ldpdl["accuracy"] == pytest.approx(0.75) and ldpdl["scenario"] == "ldpdl_fashion"
+    assert (ldpdl["accuracy_low"], ldpdl["accuracy_high"]) == pytest.approx((low, high), abs=1e-4)
+    assert ldpdl["accuracy_seed_std"] == pytest.approx(0.05) and ldpdl["label_accuracy"] == pytest.approx(0.65)
+    assert ldpdl["wall_seconds"] == 30.0 and ldpdl["paper_accuracy"] == 0.834
+    assert pate["seeds"] == 1 and pd.isna(pate["accuracy_seed_std"])
+    assert (pate["accuracy_low"], pate["accuracy_high"]) == pytest.approx(stats.accuracy_interval(0.78, 1000), abs=1e-4)

@@ -349,6 +349,31 @@ def test_table2_seeds_run_the_rows_again_on_repeat_scenarios(data_root, tmp_path
     assert "results/tiny/fedmd/cifar_iid-s1/softmax/np/rounds.parquet" in table2
 
 
+def test_ldpdl_table_seeds_run_every_arm_again_on_repeat_scenarios(data_root, tmp_path):
+    """ldpdl.table.seeds = {MNIST: 2}: LDP-DL and both PATE arms of Table 1 run again on ldpdl_mnist-s1 (its own
+    partition, owners and teachers; the teachers' encoder shared), the noise-free ceiling once; the table reads
+    both runs of each arm."""
+    seeds = tmp_path / "seeds.yaml"
+    seeds.write_text("ldpdl:\n  table: {seeds: {MNIST: 2}}\n")
+    out = snakemake(
+        tmp_path,
+        "-n",
+        "--configfile",
+        str(TINY),
+        str(seeds),
+        data_root=data_root,
+        targets=["results/tiny/table_ldpdl.csv"],
+    ).stdout
+    assert "output: results/tiny/partitions/ldpdl_mnist-s1/" in out
+    assert {"teachers-L40", "teachers-T8", "teachers-S8"} <= set(
+        re.findall(r"ldpdl/ldpdl_mnist-s1/(teachers-\w+)/", out)
+    )
+    assert "ldpdl_mnist-s1/ceiling" not in out and "encoder-mnist-s1" not in out
+    table = out[out.index("rule table_ldpdl:") :].split("\n\n")[0]
+    assert "results/tiny/ldpdl/ldpdl_mnist-s1/pm-eps8.0-q2-L40-aqs/iter-2/result.json" in table
+    assert "results/tiny/distill/ldpdl_mnist-s1/pate-S8-q40/gnmax-eps8.0/result.json" in table
+
+
 def test_the_console_is_short_with_starts_progress_and_a_summary(tiny):
     console = (tiny / "console.txt").read_text()
     assert "pipelib: start fedmd scenario=femnist_iid answer=softmax run=np" in console

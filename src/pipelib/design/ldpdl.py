@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..config import ldpdl_compare_scenarios, party_variant
+from ..config import ldpdl_compare_scenarios, party_variant, replicate, scenario_seed
 from ..methods.ldpdl import TABLE_ARMS, teacher_model
 from ..runs import LdpdlRun, PateRun, PateTeachers
 from ..settings import LdpdlSettings
-from .part import Part
+from .part import DesignError, Part
 
 LDPDL_TABLE_ARMS = tuple(TABLE_ARMS)  # paper 004 Table 1's result rows per entry
 
@@ -22,6 +22,27 @@ def teacher_settings(ldpdl: dict, private: str, design: str | None = None) -> di
     t = ldpdl["teacher"]
     encoder = t["by_dataset"].get(private, t["encoder"])
     return {"encoder": encoder, "ridge": encoder.get("ridge", t["ridge"])}
+
+
+def table_repeats(config: dict, running: dict) -> dict:
+    """Paper 004 Table 1's repeats (``ldpdl.table.seeds``, {dataset label: runs}): for each dataset's scenario
+    among ``running``, ``<scenario>-s<i>`` on seed + i (dealt, owners drawn and teachers fitted anew) for i
+    up to runs - 1.  Made here, not in :func:`pipelib.config.scenarios`, which FedMD's and LDP-FL's jobs
+    import: a change there would re-run them all."""
+    table = config["ldpdl"]["table"]
+    out = {}
+    for label, runs in table.get("seeds", {}).items():
+        if label not in table["datasets"]:
+            raise DesignError(
+                f"config key ldpdl.table.seeds.{label}: no such dataset in ldpdl.table.datasets "
+                f"({', '.join(table['datasets'])})"
+            )
+        name = table["datasets"][label]
+        for i in range(1, runs):
+            if name in running and replicate(name, i) not in running:
+                variant = {k: v for k, v in config["scenarios"][name].items() if k != "nfdp"}
+                out[replicate(name, i)] = {**variant, "seed": scenario_seed(config, name) + i, "replicate_of": name}
+    return out
 
 
 class LdpdlDesign(Part):
@@ -129,15 +150,27 @@ class LdpdlDesign(Part):
         arms: ``pate`` on LDP-DL's teacher family (ldpdl.pate.teachers disjoint shards), ``pate_own`` on
         PATE's own teachers (CNNs from scratch on the same shards; only with ldpdl.pate.scratch); ``ceiling``:
         the dataset's student on true labels (rule ldpdl_ceiling, the noise-free reference).
-        ``teachers``: each arm's teacher model in words."""
+        ``teachers``: each arm's teacher model in words; ``repeats``: each arm's results on the dataset's
+        other seeds (ldpdl.table.seeds; the scenario's repeats ``<scenario>-s<i>``)."""
         t, own = self.d.LDPDL["table"], self.pate_own_design()
+
+        def arms(sc, e):
+            return {
+                "ldpdl": self.result(sc, t["mechanism"], e, self.d.LDPDL["per_query"], "aqs"),
+                "pate": self.pate_result(sc, e),
+                **({"pate_own": self.pate_result(sc, e, own)} if own else {}),
+            }
+
+        def repeats(label, sc, e):
+            runs = [arms(replicate(sc, i), e) for i in range(1, t.get("seeds", {}).get(label, 1))]
+            return {"repeats": {arm: [r[arm] for r in runs] for arm in runs[0]}} if runs else {}
+
         return [
             {
                 "dataset": label,
                 "epsilon": float(e),
-                "ldpdl": self.result(sc, t["mechanism"], e, self.d.LDPDL["per_query"], "aqs"),
-                "pate": self.pate_result(sc, e),
-                **({"pate_own": self.pate_result(sc, e, own)} if own else {}),
+                **arms(sc, e),
+                **repeats(label, sc, e),
                 "ceiling": self.d.res(f"ldpdl/{sc}/ceiling/result.json"),
                 "teachers": {
                     "ldpdl": self.teacher_model(sc),
@@ -167,8 +200,10 @@ class LdpdlDesign(Part):
         return self.result(sc, mech, eps, self.d.LDPDL["per_query"], qs, self.owner_design(n))
 
     def table_files(self):
-        """Table 1's result files: each entry's arms and its noise-free ceiling."""
-        return [e[k] for e in self.table_entries() for k in (*LDPDL_TABLE_ARMS, "ceiling") if k in e]
+        """Table 1's result files: each entry's arms, its noise-free ceiling and its arms' repeats."""
+        entries = self.table_entries()
+        repeats = [p for e in entries for paths in e.get("repeats", {}).values() for p in paths]
+        return [e[k] for e in entries for k in (*LDPDL_TABLE_ARMS, "ceiling") if k in e] + repeats
 
     def figure_entries_of(self, ldset):
         """The runs of one dataset's Figures 4-6 (``ldset``: the dataset's slug)."""

@@ -907,6 +907,7 @@ def paper004_page(table_csv, figures: dict, command: str, figure_data: dict | No
             "answers (busiest owner)",
             "label acc.",
             "test acc. [95 % interval]",
+            "seeds",
             "paper acc.",
             "gap (points)",
             "regime",
@@ -928,6 +929,7 @@ def paper004_page(table_csv, figures: dict, command: str, figure_data: dict | No
                 fmt(r.get("max_answers")),
                 fmt(r["label_accuracy"]),
                 f"{fmt(r['accuracy'])} [{r['accuracy_low']:.3f}, {r['accuracy_high']:.3f}]",
+                int(r["seeds"]) if pd.notna(r.get("seeds")) else 1,
                 r["paper_accuracy"],
                 _gap(r["accuracy"], r["paper_accuracy"]),
                 mark,
@@ -955,8 +957,12 @@ def paper004_page(table_csv, figures: dict, command: str, figure_data: dict | No
             "",
             *_teacher_note(run),
             *_ceiling_note(run),
-            "Wall time here is each row's last student only; the teachers' and every iteration's times are in "
-            "the run's benchmarks (`results/benchmarks/ldpdl_*`).",
+            "Seeds: a row of several runs (ldpdl.table.seeds; repeat i on `<scenario>-s<i>`: owners, teachers, "
+            "queries, noise and student drawn anew) gives their mean accuracy and label accuracy, its interval over "
+            "the runs and the test records; a row of one run, Wilson's over the test records.",
+            "",
+            "Wall time here is each row's last student only (summed over its seeds); the teachers' and every "
+            "iteration's times are in the run's benchmarks (`results/benchmarks/ldpdl_*`).",
             "",
             "Quoted, not run: "
             + "; ".join(

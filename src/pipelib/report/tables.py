@@ -5,6 +5,8 @@ One row per thing, self-describing columns; every privacy column comes from a gu
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -694,6 +696,8 @@ TABLE_LDPDL_COLUMNS = [
     "accuracy",
     "accuracy_low",
     "accuracy_high",
+    "seeds",
+    "accuracy_seed_std",
     "test_n",
     "label_accuracy",
     "paper_accuracy",
@@ -744,7 +748,10 @@ def table_ldpdl(entries: list[dict], out_csv, delta_ref: float) -> pd.DataFrame:
             c = stats.with_accuracy_interval(pd.DataFrame([read_result(e["ceiling"])]), "test_n", digits=4).iloc[0]
             ceiling = {f"ceiling_{k}": c[k] for k in ("accuracy", "accuracy_low", "accuracy_high")}
         for arm in (a for a in TABLE_ARMS if a in e):
-            r = with_reference_delta(read_result(e[arm]), delta_ref)
+            runs = [
+                with_reference_delta(read_result(p), delta_ref) for p in (e[arm], *e.get("repeats", {}).get(arm, []))
+            ]
+            r = _over_ldpdl_runs(runs)
             printed = paper.TABLE_LDPDL.get((r["method"], e["dataset"], e["epsilon"]))
             ours, theirs = e.get("teachers", {}).get(arm), paper.TEACHERS_LDPDL[r["method"]]
             rows.append(
@@ -779,12 +786,40 @@ def table_ldpdl(entries: list[dict], out_csv, delta_ref: float) -> pd.DataFrame:
                 }
             )
     table = pd.DataFrame(rows, columns=None if rows else TABLE_LDPDL_COLUMNS)
-    if rows:  # Wilson over the test records (the quoted rows have none)
-        table = stats.with_accuracy_interval(table, "test_n", digits=4)
+    if rows:  # one run: Wilson over the test records (the quoted rows have none); repeats: their own interval
+        wilson = stats.with_accuracy_interval(table, "test_n", digits=4)
+        one = table["seeds"].fillna(1).le(1) if "seeds" in table else pd.Series(True, index=table.index)
+        for c in ("accuracy_low", "accuracy_high"):
+            table[c] = wilson[c].where(one, table[c] if c in table else math.nan)
     table["regime"] = [regime.ldpdl(r) for r in table.to_dict("records")]
     table = table[[c for c in TABLE_LDPDL_COLUMNS if c in table]]
     write_csv(table, out_csv)
     return table
+
+
+def _over_ldpdl_runs(runs: list[dict]) -> dict:
+    """A Table 1 row over its runs (the first the row's own, the others its repeats on other seeds): the first
+    run's columns with the mean accuracy and label accuracy, the number of runs and, for two or more, the
+    runs' spread and the 95 % interval over the runs and the test records
+    (:func:`pipelib.stats.repeated_accuracy_interval`), the guarantee of the run with the largest (epsilon,
+    delta) (it holds for every student the row averages) and the runs' summed wall time."""
+    if len(runs) == 1:
+        return {**runs[0], "seeds": 1}
+    accs = [float(r["accuracy"]) for r in runs]
+    low, high = stats.repeated_accuracy_interval([[a] for a in accs], int(runs[0]["test_n"]))
+    labels = [float(r["label_accuracy"]) for r in runs if pd.notna(r.get("label_accuracy"))]
+    worst = max(runs, key=lambda r: (r["epsilon"], r.get("delta") or 0.0))
+    return {
+        **runs[0],
+        **{k: worst[k] for k in worst if k.startswith(("epsilon", "delta"))},
+        "seeds": len(runs),
+        "accuracy": float(np.mean(accs)),
+        "accuracy_low": round(low, 4),
+        "accuracy_high": round(high, 4),
+        "accuracy_seed_std": float(np.std(accs, ddof=1)),
+        **({"label_accuracy": float(np.mean(labels))} if len(labels) == len(runs) else {}),
+        "wall_seconds": float(sum(r["wall_seconds"] for r in runs)),
+    }
 
 
 def _fraction(percent):
