@@ -138,7 +138,8 @@ def test_ldpdl_compare_runs_need_a_defined_scenario_with_enough_parties(config):
 
 
 def test_ldpfl_compare_runs_borrow_a_defined_dataset_entry(config):
-    from pipelib.config import ldpfl_compare_runs, ldpfl_dataset
+    from pipelib.config import ldpfl_compare_runs
+    from pipelib.settings import ldpfl_dataset
 
     assert ldpfl_dataset(config, "cifar_iid")[0] == "CIFAR-10"  # its model, lr and rounds
     assert ("femnist_iid", None) in ldpfl_compare_runs(config) and ("femnist_iid", 8.0) in ldpfl_compare_runs(config)

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelib.config import load, validate
+from pipelib.config import ConfigError, load, validate
 from pipelib.design import Design, DesignError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -138,8 +138,8 @@ def test_ldpdl_table_seeds_add_each_arms_runs_on_the_repeat_scenarios():
     assert d.SCENARIOS["ldpdl_mnist-s1"]["seed"] == seed + 1 and "ldpdl_mnist-s2" not in d.SCENARIOS
     assert d.SCENARIOS["ldpdl_mnist-s1"]["replicate_of"] == "ldpdl_mnist"
     config["ldpdl"]["table"]["seeds"] = {"Fashion": 2}
-    with pytest.raises(DesignError, match="ldpdl.table.seeds.Fashion: no such dataset in ldpdl.table.datasets"):
-        Design(validate(config))
+    with pytest.raises(ConfigError, match="ldpdl.table.seeds.Fashion: no such dataset in ldpdl.table.datasets"):
+        validate(config)
 
 
 def test_the_ldpfl_part_makes_its_table_and_figures_from_its_entries():

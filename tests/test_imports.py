@@ -109,3 +109,12 @@ def test_imports_sit_at_the_top_of_their_module():
                 if any(isinstance(n, (ast.Import, ast.ImportFrom)) for n in ast.walk(fn)):
                     inside.setdefault(module, set()).add(fn.name)
     assert set(inside) == set(LAZY), {m: sorted(f) for m, f in inside.items() if m not in LAZY}
+
+
+def test_no_training_job_runs_the_config_or_design_modules():
+    """A job's code digest covers every pipelib module it imports (params.code), so a module in a training job's
+    closure re-runs that job when it changes.  The config module (its checks and scenario variants) and the
+    design, planner and stage modules change with every new knob: no tensor job may import them."""
+    snakemake_side = {"config", "design", "work", "stages", "plan"}
+    held = {job: sorted(snakemake_side & set(module_closure(SCRIPTS / f"{job}.py"))) for job in sorted(TENSOR_JOBS)}
+    assert {job: mods for job, mods in held.items() if mods} == {}

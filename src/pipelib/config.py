@@ -13,6 +13,7 @@ from snakemake.common import configfile as snake_config
 from . import vocab
 from .privacy import Adjacency, registry
 from .runs import FedmdRun
+from .settings import VARIANT
 
 # Columns each dataset's ingested tables carry (what a task or scheme may refer to).
 WRITER_DATASETS = {"femnist", "femnist_letters"}
@@ -213,8 +214,8 @@ def _cross_check_ldpfl(config: dict) -> list[str]:
 
 
 def _cross_check_ldpdl(config: dict) -> list[str]:
-    """ldpdl names defined scenarios, asks no more owners per query than a scenario has, and fits its
-    queries in the public pool."""
+    """ldpdl names defined scenarios (and Table 1's datasets its seeds), asks no more owners per query than a
+    scenario has, and fits its queries in the public pool."""
     problems, d = [], config["ldpdl"]
     for part in ("table", "figures"):
         for label, name in d[part]["datasets"].items():
@@ -237,6 +238,12 @@ def _cross_check_ldpdl(config: dict) -> list[str]:
                     f"ldpdl.figures.owners goes down to {min(owners)}"
                 )
             problems += _ldpdl_pool_check(d, key, name, sc)
+    for label in d["table"].get("seeds", {}):
+        if label not in d["table"]["datasets"]:
+            problems.append(
+                f"config key ldpdl.table.seeds.{label}: no such dataset in ldpdl.table.datasets "
+                f"({', '.join(d['table']['datasets'])})"
+            )
     c = d["compare"]
     for i, name in enumerate(c["scenarios"]):
         sc = config["scenarios"].get(name)
@@ -384,24 +391,6 @@ def _cross_check_dpsgd(config: dict) -> list[str]:
                 f"which exists for fedmd.architectures only: {', '.join(config['fedmd']['architectures'])}"
             )
     return problems
-
-
-def ldpfl_dataset(config: dict, scenario: str) -> tuple[str, dict]:
-    """The ``ldpfl.datasets`` entry (label, settings) of a scenario or of one of its variants; for a
-    scenario of ``ldpfl.compare``, the entry its ``like`` names."""
-    base = re.sub(VARIANT, "", scenario)
-    datasets = config["ldpfl"]["datasets"]
-    for label, d in datasets.items():
-        if d["scenario"] in (scenario, base):
-            return label, d
-    for c in config["ldpfl"]["compare"]:
-        if c["scenario"] in (scenario, base):
-            return c["like"], datasets[c["like"]]
-    raise ValueError(f"scenario {scenario!r} is in no ldpfl.datasets or ldpfl.compare entry")
-
-
-# a loop-ablation variant's keys that choose its rows and inputs rather than FedMD's settings
-ABLATION_SCOPE = ("name", "k", "datasets", "sampling")
 
 
 def ldpfl_compare_runs(config: dict) -> list[tuple[str, float | None]]:
@@ -593,7 +582,8 @@ def party_variant(config: dict, scenario: str, parties: int) -> str:
 def scenarios(config: dict) -> dict:
     """The scenarios a config runs: those ``run.scenarios`` keeps, and the variants with another number of
     parties that paper 002's Table 3 and Figure 2(d), paper 004's Figures 4-6 (c) and paper 001's Figure 3
-    ask for (the same pool, data, task and seed, dealt to N parties; no NFDP samples of their own)."""
+    ask for (the same pool, data, task and seed, dealt to N parties; no NFDP samples of their own), and the
+    repeats on other seeds (``<scenario>-s<i>``) of Table 2's, paper 002's and paper 004's Table 1's rows."""
     out = selected(config, "scenarios")
     p = config["paper002"]
     counts = sorted(set(p["table3"]["parties"]) | set(p["figure2d"]["parties"]))
@@ -617,6 +607,13 @@ def scenarios(config: dict) -> dict:
                 "nfdp": {"sampling": [spec["sampling"]], "k": list(spec["k"])},  # repeats: NP and NFDP rows
                 "replicate_of": spec["scenario"],
             }
+    table = config["ldpdl"]["table"]
+    for label, runs in table.get("seeds", {}).items():  # paper 004 Table 1's repeats: its scenario on other seeds
+        name = table["datasets"][label]
+        for i in range(1, runs):
+            if name in out and replicate(name, i) not in out:
+                variant = {k: v for k, v in config["scenarios"][name].items() if k != "nfdp"}
+                out[replicate(name, i)] = {**variant, "seed": scenario_seed(config, name) + i, "replicate_of": name}
     for name in paper002_scenarios(config, out):  # Tables 3-5 and Figure 2(d): their scenarios on other seeds
         for i in range(1, p["seeds"]):
             if replicate(name, i) not in out:
@@ -678,9 +675,6 @@ def audited(config: dict) -> list[tuple[str, str]]:
         + [(r["scenario"], r["run"]) for r in audit_rows(config, "ldpfl")]
         + [(r["scenario"], r["mechanism"]) for r in audit_rows(config, "ldpdl")]
     )
-
-
-VARIANT = r"-(n[0-9]+|canaries-[a-z]+|s[1-9][0-9]*)$"  # what a variant adds to its scenario's name
 
 
 def replicate(scenario: str, i: int) -> str:

@@ -5,14 +5,18 @@ Each is built once from the validated config, and read alike by the method's job
 (pipelib.work).  A rule passes the plain mapping (``fedmd_params``, ``ldpfl_params``) and its job parses it
 back (``parse``): Snakemake notices a changed param only when it is a builtin value (its
 metadata keeps the repr), so an object as a param would let a changed knob re-run nothing.  Torch-free: the
-plan and the report jobs import it.
+plan and the report jobs import it.  It imports no other pipelib module: FedMD's and LDP-FL's jobs run it, and
+their code digest covers what it imports (the config module would re-run them at every edit).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, fields
 
-from .config import ABLATION_SCOPE, ldpfl_dataset
+VARIANT = r"-(n[0-9]+|canaries-[a-z]+|s[1-9][0-9]*)$"  # what a variant adds to its scenario's name
+# a loop-ablation variant's keys that choose its rows and inputs rather than FedMD's settings
+ABLATION_SCOPE = ("name", "k", "datasets", "sampling")
 
 # FedMD's loop choices (config.schema.yaml lists them too): one Adam for every phase, or one for digesting and
 # one for the party's own records (FedMD's code compiles two Keras models over shared layers, each with its
@@ -140,6 +144,20 @@ class LdpflSettings:
     @classmethod
     def of(cls, config: dict, scenario: str) -> LdpflSettings:
         return cls.parse(ldpfl_params(config, scenario))
+
+
+def ldpfl_dataset(config: dict, scenario: str) -> tuple[str, dict]:
+    """The ``ldpfl.datasets`` entry (label, settings) of a scenario or of one of its variants; for a
+    scenario of ``ldpfl.compare``, the entry its ``like`` names."""
+    base = re.sub(VARIANT, "", scenario)
+    datasets = config["ldpfl"]["datasets"]
+    for label, d in datasets.items():
+        if d["scenario"] in (scenario, base):
+            return label, d
+    for c in config["ldpfl"]["compare"]:
+        if c["scenario"] in (scenario, base):
+            return c["like"], datasets[c["like"]]
+    raise ValueError(f"scenario {scenario!r} is in no ldpfl.datasets or ldpfl.compare entry")
 
 
 def ldpfl_params(config: dict, scenario: str) -> dict:

@@ -26,7 +26,7 @@ from .audit import AuditDesign
 from .distill import DistillDesign
 from .dpsgd import DpsgdDesign
 from .fedmd import FedmdDesign
-from .ldpdl import LDPDL_TABLE_ARMS, LdpdlDesign, table_repeats
+from .ldpdl import LDPDL_TABLE_ARMS, LdpdlDesign
 from .ldpfl import LdpflDesign
 from .part import DesignError, Part
 
@@ -61,7 +61,6 @@ class Design:
         self.DATA_ROOT = Path(config["data_root"])
         self.RESULTS = Path(config["results_dir"]).as_posix()  # without a trailing slash
         self.SCENARIOS = scenarios(config)  # those run.scenarios keeps, and variants
-        self.SCENARIOS |= table_repeats(config, self.SCENARIOS)  # paper 004 Table 1's seeds
         self.FEDMD, self.RKNN, self.DPSGD = config["fedmd"], config["rknn"], config["dpsgd"]
         self.LDPDL, self.LDPFL, self.AUDIT = config["ldpdl"], config["ldpfl"], config["audit"]
         self.P002, self.P003 = config["paper002"], config["paper003"]

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..config import ldpdl_compare_scenarios, party_variant, replicate, scenario_seed
+from ..config import ldpdl_compare_scenarios, party_variant, replicate
 from ..methods.ldpdl import TABLE_ARMS, teacher_model
 from ..runs import LdpdlRun, PateRun, PateTeachers
 from ..settings import LdpdlSettings
-from .part import DesignError, Part
+from .part import Part
 
 LDPDL_TABLE_ARMS = tuple(TABLE_ARMS)  # paper 004 Table 1's result rows per entry
 
@@ -22,27 +22,6 @@ def teacher_settings(ldpdl: dict, private: str, design: str | None = None) -> di
     t = ldpdl["teacher"]
     encoder = t["by_dataset"].get(private, t["encoder"])
     return {"encoder": encoder, "ridge": encoder.get("ridge", t["ridge"])}
-
-
-def table_repeats(config: dict, running: dict) -> dict:
-    """Paper 004 Table 1's repeats (``ldpdl.table.seeds``, {dataset label: runs}): for each dataset's scenario
-    among ``running``, ``<scenario>-s<i>`` on seed + i (dealt, owners drawn and teachers fitted anew) for i
-    up to runs - 1.  Made here, not in :func:`pipelib.config.scenarios`, which FedMD's and LDP-FL's jobs
-    import: a change there would re-run them all."""
-    table = config["ldpdl"]["table"]
-    out = {}
-    for label, runs in table.get("seeds", {}).items():
-        if label not in table["datasets"]:
-            raise DesignError(
-                f"config key ldpdl.table.seeds.{label}: no such dataset in ldpdl.table.datasets "
-                f"({', '.join(table['datasets'])})"
-            )
-        name = table["datasets"][label]
-        for i in range(1, runs):
-            if name in running and replicate(name, i) not in running:
-                variant = {k: v for k, v in config["scenarios"][name].items() if k != "nfdp"}
-                out[replicate(name, i)] = {**variant, "seed": scenario_seed(config, name) + i, "replicate_of": name}
-    return out
 
 
 class LdpdlDesign(Part):

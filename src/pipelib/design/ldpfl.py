@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..config import ldpfl_compare_runs, party_variant
-from ..config import ldpfl_dataset as ldpfl_dataset_of
 from ..runs import LdpflRun
+from ..settings import ldpfl_dataset as ldpfl_dataset_of
 from .part import Part
 
 # Paper 001's figure name -> the entries it draws on (the first also names its rounds tables)
