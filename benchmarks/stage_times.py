@@ -104,7 +104,7 @@ def planned_seconds(jobs, config: dict, results_dir: str, throughput) -> dict:
     for rule, wc in jobs:
         work = plan.job_work(rule, wc, config, results_dir)
         if work is not None and work.passes:
-            seconds = sum(n / throughput(a, s, b) for (a, s, b), n in work.passes.items())
+            seconds = sum(n / throughput(*key) for key, n in work.passes.items())  # (arch, shape, batch[, group])
             out[rule] = out.get(rule, 0.0) + seconds
     return out
 

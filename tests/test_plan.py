@@ -16,7 +16,11 @@ REPO = Path(__file__).resolve().parents[1]
 class FakeThroughput:
     """1,000 images per second for every model; start-up 2 s for a training job, 0.5 s for the rest."""
 
-    def __call__(self, arch, shape, batch):
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, arch, shape, batch, group=1):
+        self.calls.append((arch, tuple(shape), batch, group))
         return 1000.0
 
     def floor(self, kind):
@@ -103,3 +107,20 @@ def test_fedmd_rows_are_timed_on_the_steps_they_take(monkeypatch):
     w = loop.CapturedSteps.WARMUP
     assert calls == {"eager": [4] * w + [8] * w, "_captured": [4, 8]}
     assert graphed.prefix.endswith("|graphs static") and "graphs" not in eager.prefix
+
+
+def test_models_stepped_together_are_timed_as_their_vmap_group(tmp_path):
+    """PATE's own CNN teachers train ``scratch.group`` at a time in one vmap call, which steps slower per image
+    than one model (issue 50's stage: 2.4x): the plan times their epochs as such a group, measured once per
+    machine (:func:`pipelib.plan.measure_group`), and their scoring pass as one model's."""
+    config = validate(load(REPO / "config.yaml", REPO / "presets/tiny.yaml"))
+    runs = {**config, "scenarios": scenarios(config)}
+    fake = FakeThroughput()
+    plan.make_plan([("ldpdl_teachers", {"scenario": "ldpdl_mnist", "design": "S8"})], runs, str(tmp_path), 2, fake)
+    s = runs["ldpdl"]["pate"]["scratch"]
+    assert fake.calls == [(s["arch"], (1, 28, 28), s["batch"], 8), (s["arch"], (1, 28, 28), 1024, 1)]
+    import torch
+
+    rate = plan.Throughput(torch.device("cpu"), 1, cache=None)
+    assert rate(s["arch"], (1, 28, 28), s["batch"], 8) > 0
+    assert [k.split("|")[-1] for k in rate.known] == ["group 8"]  # measured as a group, not as one model

@@ -115,6 +115,38 @@ def measure(arch: str, shape, device, batches=(SMALL, LARGE), steps: int = 2, gr
     return out
 
 
+def measure_group(arch: str, shape, device, batch: int, group: int, steps: int = 2) -> float:
+    """Seconds per step of ``group`` models trained together as PATE's own teachers and LDP-FL's clients are
+    (:class:`pipelib.train.local_sgd.LocalSGD`, vmap over their stacked weights), each on its own ``batch``
+    random images: a warm-up step, then ``steps`` timed steps."""
+    import torch
+
+    from .train.local_sgd import Client, LocalSGD
+    from .train.models import build
+
+    gen, device = torch.Generator().manual_seed(0), torch.device(device)
+    model = build(arch, shape, 16).to(device)
+    start = {n: p.detach().clone() for n, p in model.named_parameters()}
+    sgd = LocalSGD(model, 1e-3, 1, batch, "vmap", group)
+
+    def run(n: int) -> float:
+        clients = [
+            Client(i, torch.randint(0, 255, (n, *shape), dtype=torch.uint8, generator=gen).to(device),
+                   torch.randint(0, 16, (n,), generator=gen).to(device))
+            for i in range(group)
+        ]  # fmt: skip
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        sgd.train(start, clients, [torch.arange(n) for _ in clients])
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        return time.perf_counter() - t0
+
+    run(batch)  # warm-up
+    return run(batch * steps) / steps
+
+
 # What a job's script imports before its first line of work: a training job, and one that trains nothing.
 FLOOR_IMPORTS = {
     "training": "import pipelib.methods.fedmd, pipelib.train.supervised",
@@ -157,6 +189,17 @@ class Throughput:
             self._save()
         return self.known[key]
 
+    def group_step_seconds(self, arch: str, shape, batch: int, group: int) -> float:
+        """Seconds per step of ``group`` models stepped together (:func:`measure_group`)."""
+        key = f"{self.prefix}|{arch}|{'x'.join(map(str, shape))}|{batch}|group {group}"
+        if key not in self.known:
+            from .train import loop
+
+            loop.set_threads(self.threads)
+            self.known[key] = measure_group(arch, shape, self.device, batch, group)
+            self._save()
+        return self.known[key]
+
     def floor(self, kind: str) -> float:
         """A ``kind`` job's start-up seconds (:func:`measure_floor`), measured once per machine."""
         key = f"{self.prefix}|floor|{kind}"
@@ -170,9 +213,12 @@ class Throughput:
             self.cache.parent.mkdir(parents=True, exist_ok=True)
             self.cache.write_text(json.dumps(self.known, indent=0, sort_keys=True))
 
-    def __call__(self, arch: str, shape, batch: int) -> float:
+    def __call__(self, arch: str, shape, batch: int, group: int = 1) -> float:
         """Training images per second at ``batch``: a step's time a + c * batch from two measured batch
-        sizes (beyond the larger one, images per second stay as they are there)."""
+        sizes (beyond the larger one, images per second stay as they are there); ``group`` > 1: of that many
+        models stepped together, measured at this batch (:meth:`group_step_seconds`)."""
+        if group > 1:
+            return group * batch / self.group_step_seconds(arch, shape, batch, group)
         t1, t2 = self.step_seconds(arch, shape)
         c = max(t2 - t1, 0.0) / (LARGE - SMALL)
         a = max(t1 - c * SMALL, 0.0)
@@ -264,7 +310,7 @@ def make_plan(jobs: list[tuple], config: dict, results_dir: str, cores: int, thr
         if work is None or not work.passes:
             continue
         rate, dev_type, n = speed(rule, wc, job_threads[0] if job_threads else None)
-        seconds = sum(k / rate(arch, shape, batch) for (arch, shape, batch), k in work.passes.items())
+        seconds = sum(k / rate(*key) for key, k in work.passes.items())  # (arch, shape, batch[, group])
         entry = per_rule.setdefault(rule, [0, 0.0, 0.0, False, dev_type, n])
         entry[0] += 1
         entry[1] += work.total

@@ -37,11 +37,12 @@ class Work:
     """Image-passes of one job, by (architecture, input shape, batch): what its time depends on."""
 
     rule: str = ""
-    passes: dict = field(default_factory=dict)  # (arch, shape, batch) -> image-passes
+    passes: dict = field(default_factory=dict)  # (arch, shape, batch[, group]) -> image-passes
     estimated: bool = False  # True when a party's size is guessed from the dataset
 
-    def add(self, arch: str, shape, batch: int, n: float) -> None:
-        key = (arch, tuple(shape), int(batch))
+    def add(self, arch: str, shape, batch: int, n: float, group: int = 1) -> None:
+        """``group`` > 1: models stepped together in one vmap call, each on its own batch (timed as such)."""
+        key = (arch, tuple(shape), int(batch)) + ((int(group),) if group > 1 else ())
         self.passes[key] = self.passes.get(key, 0.0) + float(n)
 
     @property
@@ -196,7 +197,8 @@ def _teacher_settings(sizes: Sizes, scenario: str, design: str) -> tuple[dict, d
 
 def ldpdl_teachers(wc: dict, sizes: Sizes) -> Work | None:
     """The owners' teachers: PATE's own CNNs (design ``S<n>``: disjoint shards that cover the pool), every
-    teacher's epochs over its shard and a pass to score it there, timed as one model's steps; heads on a
+    teacher's epochs over its shard, timed as their vmap groups step (``scratch.group`` at a time), and a pass
+    to score it there; heads on a
     transfer encoder: the encoder's pass over the pool (fitting the heads is linear algebra, not counted);
     HOG heads: none."""
     settings, sc = _teacher_settings(sizes, wc["scenario"], wc["design"])
@@ -204,7 +206,7 @@ def ldpdl_teachers(wc: dict, sizes: Sizes) -> Work | None:
     w, pool, shape = Work(estimated=estimated), sum(ns), SHAPES[sc["private"]]
     if "scratch" in settings:
         s = settings["scratch"]
-        w.add(s["arch"], shape, s["batch"], s["epochs"] * pool)
+        w.add(s["arch"], shape, s["batch"], s["epochs"] * pool, min(int(s.get("group", 50)), int(wc["design"][1:])))
         w.add(s["arch"], shape, 1024, FORWARD * pool)
     elif settings["encoder"]["kind"] == "transfer":
         w.add(settings["encoder"]["arch"], shape, 1024, FORWARD * pool)
