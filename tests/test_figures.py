@@ -811,10 +811,12 @@ def test_table_ldpdl_averages_an_arms_seeds_and_keeps_wilson_for_a_single_run(tm
     from pipelib.privacy import NO_PRIVACY
     from pipelib.report import tables
 
-    def run(name, method, acc):
+    def run(name, method, acc, record=None, label=True):
         folder = tmp_path / name
         folder.mkdir(parents=True)
         row = {**NO_PRIVACY.row(), "method": method, "accuracy": acc, "label_accuracy": acc - 0.1, "test_n": 1000}
+        row.update(epsilon_record=record, max_answers=None if record is None else 3 + record // 1000)
+        row.update(label_accuracy=acc - 0.1 if label else None)
         row.update(wall_seconds=10.0, preset="t", seed=0, device="cpu", hardware="CPU: test", scenario=name)
         (folder / "result.json").write_text(json.dumps(_complete(row)))
         return str(folder / "result.json")
@@ -823,16 +825,26 @@ def test_table_ldpdl_averages_an_arms_seeds_and_keeps_wilson_for_a_single_run(tm
     entry = {
         "dataset": "Fashion-MNIST",
         "epsilon": 5.0,
-        "ldpdl": run("ldpdl_fashion", "LDP-DL", accs[0]),
+        "ldpdl": run("ldpdl_fashion", "LDP-DL", accs[0], 4240),
         "pate": run("pate_fashion", "PATE", 0.78),
-        "repeats": {"ldpdl": [run(f"ldpdl_fashion-s{i}", "LDP-DL", a) for i, a in ((1, accs[1]), (2, accs[2]))]},
+        "pate_own": run("pate_own_fashion", "PATE", 0.77),
+        "repeats": {
+            "ldpdl": [
+                run(f"ldpdl_fashion-s{i}", "LDP-DL", a, r) for i, a, r in ((1, accs[1], 4385), (2, accs[2], 4000))
+            ],
+            "pate_own": [run("pate_own_fashion-s1", "PATE", 0.79, label=False)],
+        },
     }
-    t = tables.table_ldpdl([entry], tmp_path / "table_ldpdl.csv", 1e-5).set_index("method")
-    ldpdl, pate = t.loc["LDP-DL"], t.loc["PATE"]
+    t = tables.table_ldpdl([entry], tmp_path / "table_ldpdl.csv", 1e-5).set_index("teacher_arm")
+    ldpdl, pate, own = t.iloc[0], t.loc["same"], t.loc["own"]
+    assert ldpdl["method"] == "LDP-DL" and pate["method"] == own["method"] == "PATE"
     low, high = stats.mean_accuracy_interval(accs, 1000)
     assert ldpdl["seeds"] == 3 and ldpdl["accuracy"] == pytest.approx(0.75) and ldpdl["scenario"] == "ldpdl_fashion"
     assert (ldpdl["accuracy_low"], ldpdl["accuracy_high"]) == pytest.approx((low, high), abs=1e-4)
     assert ldpdl["accuracy_seed_std"] == pytest.approx(0.05) and ldpdl["label_accuracy"] == pytest.approx(0.65)
     assert ldpdl["wall_seconds"] == 30.0 and ldpdl["paper_accuracy"] == 0.834
+    assert ldpdl["epsilon_record"] == 4385 and ldpdl["max_answers"] == 7  # the worst run's, not the first's
+    assert own["seeds"] == 2 and pd.isna(own["label_accuracy"])  # a run without label accuracy: no mean of it
     assert pate["seeds"] == 1 and pd.isna(pate["accuracy_seed_std"])
+    assert pd.read_csv(tmp_path / "table_ldpdl.csv")["seeds"].dropna().tolist() == [3, 1, 2]
     assert (pate["accuracy_low"], pate["accuracy_high"]) == pytest.approx(stats.accuracy_interval(0.78, 1000), abs=1e-4)

@@ -118,3 +118,5 @@ def test_no_training_job_runs_the_config_or_design_modules():
     snakemake_side = {"config", "design", "work", "stages", "plan"}
     held = {job: sorted(snakemake_side & set(module_closure(SCRIPTS / f"{job}.py"))) for job in sorted(TENSOR_JOBS)}
     assert {job: mods for job, mods in held.items() if mods} == {}
+    # FedMD's and LDP-FL's settings are read through pipelib.settings, which imports no pipelib module at all
+    assert imported_modules(module_file("settings").read_text(), module="settings") == set()

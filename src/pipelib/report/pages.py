@@ -959,7 +959,8 @@ def paper004_page(table_csv, figures: dict, command: str, figure_data: dict | No
             *_ceiling_note(run),
             "Seeds: a row of several runs (ldpdl.table.seeds; repeat i on `<scenario>-s<i>`: owners, teachers, "
             "queries, noise and student drawn anew) gives their mean accuracy and label accuracy, its interval over "
-            "the runs and the test records; a row of one run, Wilson's over the test records.",
+            "the runs and the test records, each guarantee at its largest over them, and the first run's scenario "
+            "and seed; a row of one run, Wilson's interval over the test records.",
             "",
             "Wall time here is each row's last student only (summed over its seeds); the teachers' and every "
             "iteration's times are in the run's benchmarks (`results/benchmarks/ldpdl_*`).",

@@ -791,33 +791,50 @@ def table_ldpdl(entries: list[dict], out_csv, delta_ref: float) -> pd.DataFrame:
         one = table["seeds"].fillna(1).le(1) if "seeds" in table else pd.Series(True, index=table.index)
         for c in ("accuracy_low", "accuracy_high"):
             table[c] = wilson[c].where(one, table[c] if c in table else math.nan)
+    if "seeds" in table:
+        table["seeds"] = table["seeds"].astype("Int64")  # the quoted rows: none
     table["regime"] = [regime.ldpdl(r) for r in table.to_dict("records")]
     table = table[[c for c in TABLE_LDPDL_COLUMNS if c in table]]
     write_csv(table, out_csv)
     return table
 
 
+# A Table 1 row's columns that differ between its seeds' runs and are stated for the worst of them: the
+# guarantees and the busiest owner's answers (the largest), the busiest owner's per-answer epsilon (the smallest)
+WORST_OVER_RUNS = {
+    max: ("epsilon", "delta", "epsilon_at_delta_ref", "epsilon_owner", "epsilon_teacher_data", "epsilon_record",
+          "per_answer_epsilon_max", "max_answers"),
+    min: ("per_answer_epsilon",),
+}  # fmt: skip
+
+
 def _over_ldpdl_runs(runs: list[dict]) -> dict:
     """A Table 1 row over its runs (the first the row's own, the others its repeats on other seeds): the first
-    run's columns with the mean accuracy and label accuracy, the number of runs and, for two or more, the
-    runs' spread and the 95 % interval over the runs and the test records
-    (:func:`pipelib.stats.repeated_accuracy_interval`), the guarantee of the run with the largest (epsilon,
-    delta) (it holds for every student the row averages) and the runs' summed wall time."""
+    run's columns (its scenario and seed among them) with the mean accuracy, the mean label accuracy (where
+    every run has one), the number of runs and, for two or more, the runs' spread and the 95 % interval over
+    the runs and the test records (:func:`pipelib.stats.repeated_accuracy_interval`), each guarantee at its
+    largest over the runs (it holds for every student the row averages, :data:`WORST_OVER_RUNS`) and the runs'
+    summed wall time."""
     if len(runs) == 1:
         return {**runs[0], "seeds": 1}
     accs = [float(r["accuracy"]) for r in runs]
     low, high = stats.repeated_accuracy_interval([[a] for a in accs], int(runs[0]["test_n"]))
     labels = [float(r["label_accuracy"]) for r in runs if pd.notna(r.get("label_accuracy"))]
-    worst = max(runs, key=lambda r: (r["epsilon"], r.get("delta") or 0.0))
+    worst = {}
+    for pick, keys in WORST_OVER_RUNS.items():
+        for k in keys:
+            values = [float(r[k]) for r in runs if pd.notna(r.get(k))]
+            if values:
+                worst[k] = pick(values)
     return {
         **runs[0],
-        **{k: worst[k] for k in worst if k.startswith(("epsilon", "delta"))},
+        **worst,
         "seeds": len(runs),
         "accuracy": float(np.mean(accs)),
         "accuracy_low": round(low, 4),
         "accuracy_high": round(high, 4),
         "accuracy_seed_std": float(np.std(accs, ddof=1)),
-        **({"label_accuracy": float(np.mean(labels))} if len(labels) == len(runs) else {}),
+        "label_accuracy": float(np.mean(labels)) if len(labels) == len(runs) else math.nan,
         "wall_seconds": float(sum(r["wall_seconds"] for r in runs)),
     }
 
