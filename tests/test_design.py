@@ -134,6 +134,8 @@ def test_ldpdl_table_seeds_add_each_arms_runs_on_the_repeat_scenarios():
     }
     assert set(entry["repeats"]) == {"ldpdl", "pate", "pate_own"} and "-s1" not in entry["ceiling"]
     assert set(d.ldpdl.table_files()) >= {p for paths in entry["repeats"].values() for p in paths}
+    config["ldpdl"]["table"]["seed_arms"] = ["ldpdl", "pate"]  # PATE's own CNN teachers once
+    assert set(Design(validate(config)).ldpdl.table_entries()[0]["repeats"]) == {"ldpdl", "pate"}
     seed = d.SCENARIOS["ldpdl_mnist"].get("seed", config["seed"])
     assert d.SCENARIOS["ldpdl_mnist-s1"]["seed"] == seed + 1 and "ldpdl_mnist-s2" not in d.SCENARIOS
     assert d.SCENARIOS["ldpdl_mnist-s1"]["replicate_of"] == "ldpdl_mnist"

@@ -130,7 +130,8 @@ class LdpdlDesign(Part):
         PATE's own teachers (CNNs from scratch on the same shards; only with ldpdl.pate.scratch); ``ceiling``:
         the dataset's student on true labels (rule ldpdl_ceiling, the noise-free reference).
         ``teachers``: each arm's teacher model in words; ``repeats``: each arm's results on the dataset's
-        other seeds (ldpdl.table.seeds; the scenario's repeats ``<scenario>-s<i>``)."""
+        other seeds (ldpdl.table.seeds, for the arms of ldpdl.table.seed_arms; the scenario's repeats
+        ``<scenario>-s<i>``)."""
         t, own = self.d.LDPDL["table"], self.pate_own_design()
 
         def arms(sc, e):
@@ -142,7 +143,8 @@ class LdpdlDesign(Part):
 
         def repeats(label, sc, e):
             runs = [arms(replicate(sc, i), e) for i in range(1, t.get("seeds", {}).get(label, 1))]
-            return {"repeats": {arm: [r[arm] for r in runs] for arm in runs[0]}} if runs else {}
+            chosen = [arm for arm in (runs[0] if runs else {}) if arm in t.get("seed_arms", LDPDL_TABLE_ARMS)]
+            return {"repeats": {arm: [r[arm] for r in runs] for arm in chosen}} if chosen else {}
 
         return [
             {
