@@ -620,8 +620,10 @@ def test_label_accuracy_against_a_threshold_reads_its_interval(tmp_path):
 
 
 def test_an_inconclusive_claim_on_repeated_rows_says_how_many_seeds_would_decide_it():
-    """Two rows of 3 seeds each, 1 point apart with a seed spread of 1 point: Student's 95 % half-width of the
-    difference over n seeds a side, t(2n - 2) * sqrt(2) * 0.01 / sqrt(n), is under 0.01 from n = 9."""
+    """Two rows of 3 seeds each, 1 point apart with a seed spread of 1 point and intervals of +-2.5 points: by
+    the verdict's own rule the two intervals must fall apart, each half-width at n seeds being
+    hypot(t(n - 1) * 0.01 / sqrt(n), what the test records add now), summing under 0.01 from n = 25; never at
+    the 3 seeds the inconclusive rows already have."""
     from pipelib.report.claims import seeds_needed
 
     t = pd.DataFrame(
@@ -636,7 +638,7 @@ def test_an_inconclusive_claim_on_repeated_rows_says_how_many_seeds_would_decide
     )
     c = claim(kind="greater", a={"method": "a"}, b={"method": "b"})
     v = verdict(c, t)
-    assert v["verdict"] == "inconclusive" and "about 9 seeds a side would decide it" in v["why"]
+    assert v["verdict"] == "inconclusive" and "about 25 seeds a side would decide it" in v["why"]
     assert "single seed" not in v["why"]
     one = verdict(c, t.assign(seeds=1))
     assert "seeds a side" not in one["why"] and "single seed" in one["why"]

@@ -448,11 +448,21 @@ def _at_chance(c: Claim, g: Group) -> bool:
     return max(g.a.value, g.b.value) <= c.chance + CHANCE_MARGIN
 
 
+def _half_width(side: Side, n: int) -> float:
+    """A side's 95 % half-width were it the mean of ``n`` seeds: Student's t over the seeds at its measured seed
+    spread, and the rest of its interval now (the test records' sampling), in quadrature, as its interval is
+    made (:func:`pipelib.stats.repeated_accuracy_interval`)."""
+    now = float(_t.ppf(0.975, side.seeds - 1)) * side.std / math.sqrt(side.seeds)
+    rest = math.sqrt(max(side.half**2 - now**2, 0.0))
+    return math.hypot(float(_t.ppf(0.975, n - 1)) * side.std / math.sqrt(n), rest)
+
+
 def seeds_needed(c: Claim, g: Group, most: int = 1000) -> int | None:
-    """How many seeds per side the measured spread says would decide an inconclusive group: the smallest n at
-    which Student's t half-width of the difference over n seeds a side (each side's seed spread in quadrature)
-    is under the distance from the measured difference to the claim's boundary (its margin or tolerance); None
-    without a spread measured on both sides (2 seeds or more), or beyond ``most``."""
+    """How many seeds per side the measured spread says would decide an inconclusive group by the verdict's own
+    rule (the two intervals apart by the claim's boundary, its margin or tolerance): the smallest n at which the
+    two sides' half-widths at n seeds (:func:`_half_width`) sum to less than the distance from the measured
+    difference to that boundary; None without a spread measured on both sides (2 seeds or more), or beyond
+    ``most``."""
     if g.a is None or g.b is None or math.isnan(g.a.std) or math.isnan(g.b.std) or min(g.a.seeds, g.b.seeds) < 2:
         return None
     d = g.a.value - g.b.value
@@ -462,9 +472,8 @@ def seeds_needed(c: Claim, g: Group, most: int = 1000) -> int | None:
         distance = abs(c.tolerance - (-d))  # the loss of a under b, signed, against the tolerance
     else:
         distance = abs(c.tolerance - abs(d))
-    spread = math.hypot(g.a.std, g.b.std)
     for n in range(2, most + 1):
-        if float(_t.ppf(0.975, 2 * n - 2)) * spread / math.sqrt(n) < distance:
+        if _half_width(g.a, n) + _half_width(g.b, n) < distance:
             return n
     return None
 
