@@ -9,7 +9,9 @@ own queries), beside the label accuracy the run actually reached; and per PM run
 epsilon and the standard deviation of one coordinate of the server's average of N_Q answers (the
 multidimensional Piecewise mechanism at input 0), against the signal's range [-1, 1].  ``--students``
 also trains the run's student on its own queries with their true labels (the student's ceiling: what
-perfect answers would give; about 20 s per run on 2 CPU cores).
+perfect answers would give) and with the noise-free mean soft labels (LDP-DL's ceiling with these teachers:
+what its answers would give without the mechanism's noise), once each on all the run's queries; about 20 s
+per student on 2 CPU cores.  ``--scenarios`` and ``--teachers`` (globs) keep some scenarios and teachers files.
 
 ``--hog`` adds, per teachers file, the one-teacher accuracy of ridge heads on HOG features alone (the HOG
 part of the dataset's encoder) fitted on the same sampled teachers' records: the teachers the transfer
@@ -18,6 +20,8 @@ whether or not runs used it.
 
     .venv/bin/python benchmarks/ldpdl_ceilings.py results/reduced --hog
     .venv/bin/python benchmarks/ldpdl_ceilings.py results/reduced --students --runs 'pm-*-q30-L10000-aqs'  # Table 1
+    .venv/bin/python benchmarks/ldpdl_ceilings.py results/reduced --students --runs 'pm-*-q30-L10000-aqs' \
+        --scenarios 'ldpdl_fashion*' --teachers L10000  # Fashion-MNIST's Table 1 LDP-DL rows, every seed
 """
 
 from __future__ import annotations
@@ -59,15 +63,15 @@ def encoder_of(scenario: str, config: dict, root: Path) -> tuple[dict, Path | No
     return settings, (root / "ldpdl" / f"encoder-{private}" / "encoder.pt" if settings["kind"] == "transfer" else None)
 
 
-def true_label_student(root: Path, scenario: str, queries, y, config: dict) -> float:
-    """Test accuracy of the run's student architecture trained on its queries with their true labels."""
+def student_on(root: Path, scenario: str, queries, targets, config: dict, what: str) -> float:
+    """Test accuracy of the run's student architecture trained once on its queries with ``targets`` (soft labels,
+    one row per query; one-hot rows: the true labels)."""
     from pipelib.train import loop
 
     d = root / "partitions" / scenario
     job = Job(device="cpu", threads=2, input={"public": str(d / "public.parquet"), "test": str(d / "test.parquet")})
     server = ServerStudent(job, config["ldpdl"]["student"], config["ldpdl"]["loss"])
-    k = len(server.meta["task_classes"])
-    server.fit(np.asarray(queries), np.eye(k)[y[np.asarray(queries)]], 0, "student on true labels")
+    server.fit(np.asarray(queries), np.asarray(targets, dtype=np.float64), 0, what)
     return loop.accuracy(server.model, server.x_test, server.y_test)
 
 
@@ -97,12 +101,18 @@ def hog_heads_accuracy(root: Path, scenario: str, design: str, config: dict, ima
 
 
 def main() -> None:
-    from pipelib.config import load
+    from pipelib.config import load, scenarios, validate
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("results", nargs="?", default="results")
     ap.add_argument("--configfile", nargs="*", default=[], help="the run's preset (default: from its folder name)")
-    ap.add_argument("--students", action="store_true", help="train each run's student on true labels too")
+    ap.add_argument(
+        "--students",
+        action="store_true",
+        help="train each run's student on its queries with their true labels, and with the noise-free mean soft labels",
+    )
+    ap.add_argument("--scenarios", default="*", help="only the scenarios whose name matches (a glob)")
+    ap.add_argument("--teachers", default="*", help="only the teacher designs that match (a glob: 'L10000')")
     ap.add_argument("--hog", action="store_true", help="and ridge heads on HOG features for the same teachers")
     ap.add_argument(
         "--runs", default="*", help="only the runs whose folder name matches (a glob: 'pm-*-q30-L10000-aqs')"
@@ -110,7 +120,8 @@ def main() -> None:
     args = ap.parse_args()
     root = Path(args.results)
     preset = Path("presets") / f"{root.name}.yaml"
-    config = load("config.yaml", *(args.configfile or ([preset] if preset.is_file() else [])))
+    config = validate(load("config.yaml", *(args.configfile or ([preset] if preset.is_file() else []))))
+    config = {**config, "scenarios": scenarios(config)}  # with the variants: Table 1's seeds <scenario>-s<i>
     rows, noise = [], []
     for d in sorted(p for p in (root / "ldpdl").iterdir() if not p.name.startswith("encoder-")):
         public = root / "partitions" / d.name / "public.parquet"
@@ -118,9 +129,9 @@ def main() -> None:
             continue
         frame, images, _ = read_images(public)
         y = frame["label"].to_numpy()
-        if d.name not in config["scenarios"]:
+        if d.name not in config["scenarios"] or not fnmatch.fnmatch(d.name, args.scenarios):
             continue
-        files = sorted(d.glob("teachers-*/teachers.npz"))
+        files = sorted(d.glob(f"teachers-{args.teachers}/teachers.npz"))
         if any(not f.parent.name.startswith("teachers-S") for f in files):  # heads: the encoder's features
             features = teacher_encoder.encoder_features(images, *encoder_of(d.name, config, root))
         for tf in files:
@@ -184,7 +195,9 @@ def main() -> None:
                 result = json.loads((run / f"iter-{plan['iterations']}/result.json").read_text())
                 extra = {}
                 if args.students:
-                    extra["student on true labels"] = round(true_label_student(root, d.name, queries, y, config), 3)
+                    onehot = np.eye(k)[y[np.asarray(queries)]]
+                    for what, target in (("student on true labels", onehot), ("student on noise-free labels", targets)):
+                        extra[what] = round(student_on(root, d.name, queries, target, config, what), 3)
                 rows.append(
                     {
                         **row,

@@ -447,3 +447,19 @@ def test_the_ceilings_benchmark_reports_every_teachers_file_beside_hog_heads(tin
     l40 = next(r for r in files if r["teachers"] == "L40")
     assert float(l40["features"]) == info["features"] and l40["records each"] == "200"
     assert 0 < float(next(r for r in files if r["teachers"] == "T8")["noise-free vote"]) <= 1
+    # --students: each kept run's student on its queries with the true labels and with the noise-free labels
+    args = ["--students", "--teachers", "L40", "--runs", "*-aqs", "--scenarios", "ldpdl_mnist"]
+    proc = subprocess.run(
+        [sys.executable, "benchmarks/ldpdl_ceilings.py", str(tiny / "results/tiny"), *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    table = [line for line in proc.stdout.split("\n\n")[0].splitlines() if line.startswith("|")]
+    cols = [c.strip() for c in table[0].strip("|").split("|")]
+    runs = [dict(zip(cols, (c.strip() for c in line.strip("|").split("|")))) for line in table[2:]]
+    runs = [r for r in runs if r.get("run")]
+    assert runs and {r["teachers"] for r in runs} == {"L40"} and all(r["run"].endswith("-aqs") for r in runs)
+    for r in runs:
+        assert 0 < float(r["student on true labels"]) <= 1 and 0 < float(r["student on noise-free labels"]) <= 1
