@@ -11,7 +11,12 @@ multidimensional Piecewise mechanism at input 0), against the signal's range [-1
 also trains the run's student on its own queries with their true labels (the student's ceiling: what
 perfect answers would give) and with the noise-free mean soft labels (LDP-DL's ceiling with these teachers:
 what its answers would give without the mechanism's noise), once each on all the run's queries; about 20 s
-per student on 2 CPU cores.  ``--scenarios`` and ``--teachers`` (globs) keep some scenarios and teachers files.
+per student on 2 CPU cores.  ``--through-noise`` (with ``--students``, PM runs) sends two other answers through
+the run's own mechanism at its per-answer epsilon (fresh noise, keyed by the run) and trains the student on the
+server's estimate: every owner's *hard* answer (the one-hot of its teacher's top class: the most signal a teacher
+can put into the box against noise of a fixed spread) and a *perfect* answer (the one-hot of the query's true
+label, as if every teacher were right): what the mechanism leaves of the best possible teachers.
+``--scenarios`` and ``--teachers`` (globs) keep some scenarios and teachers files.
 
 ``--hog`` adds, per teachers file, the one-teacher accuracy of ridge heads on HOG features alone (the HOG
 part of the dataset's encoder) fitted on the same sampled teachers' records: the teachers the transfer
@@ -22,6 +27,8 @@ whether or not runs used it.
     .venv/bin/python benchmarks/ldpdl_ceilings.py results/reduced --students --runs 'pm-*-q30-L10000-aqs'  # Table 1
     .venv/bin/python benchmarks/ldpdl_ceilings.py results/reduced --students --runs 'pm-*-q30-L10000-aqs' \
         --scenarios 'ldpdl_fashion*' --teachers L10000  # Fashion-MNIST's Table 1 LDP-DL rows, every seed
+    .venv/bin/python benchmarks/ldpdl_ceilings.py results/reduced --students --through-noise \
+        --runs 'pm-*-q30-L10000-aqs' --scenarios 'ldpdl_fashion*' --teachers L10000
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ from pipelib.job import Job
 from pipelib.methods import ldpdl, teacher_encoder, teachers
 from pipelib.methods.student import ServerStudent
 from pipelib.privacy import soft_label
+from pipelib.seeding import rng
 
 
 def pm_variance(eps: float, t: float = 0.0) -> float:
@@ -73,6 +81,15 @@ def student_on(root: Path, scenario: str, queries, targets, config: dict, what: 
     server = ServerStudent(job, config["ldpdl"]["student"], config["ldpdl"]["loss"])
     server.fit(np.asarray(queries), np.asarray(targets, dtype=np.float64), 0, what)
     return loop.accuracy(server.model, server.x_test, server.y_test)
+
+
+def through_noise(answers: np.ndarray, plan: dict, mechanism: str, key: str) -> np.ndarray:
+    """The server's targets (queries x k) from ``answers`` (queries x N_Q x k probability rows) each sanitized
+    by ``mechanism`` at the plan's per-answer epsilon, with noise keyed by ``key`` (not the run's own draw)."""
+    q, n, k = answers.shape
+    g = rng(0, "ldpdl-ceilings", key)
+    sanitized = soft_label.sanitize(mechanism, answers.reshape(-1, k), plan["per_answer_epsilon"], g)
+    return ldpdl.server_targets(sanitized.reshape(q, n, k))
 
 
 def sampled(n: int) -> np.ndarray:
@@ -110,6 +127,11 @@ def main() -> None:
         "--students",
         action="store_true",
         help="train each run's student on its queries with their true labels, and with the noise-free mean soft labels",
+    )
+    ap.add_argument(
+        "--through-noise",
+        action="store_true",
+        help="with --students: also the student on hard and on perfect answers through the run's mechanism",
     )
     ap.add_argument("--scenarios", default="*", help="only the scenarios whose name matches (a glob)")
     ap.add_argument("--teachers", default="*", help="only the teacher designs that match (a glob: 'L10000')")
@@ -181,16 +203,17 @@ def main() -> None:
                     print(f"skipped {run}: not finished")
                     continue
                 slots = np.asarray(plan["slots"])
-                queries, targets = [], []
+                queries, targets, hard = [], [], []
                 for t in range(1, plan["iterations"] + 1):
                     q = np.load(run / ("iter-1/queries.npy" if t == 1 else f"iter-{t - 1}/next.npy"))
                     s = slots[(t - 1) * plan["per_iteration"] : t * plan["per_iteration"]]
                     for query, owners in zip(q, s):
-                        mean = np.mean(
-                            [ldpdl.Owner(o, weights[o], temps[o]).soft(features[[query]]) for o in owners], 0
+                        soft = np.concatenate(
+                            [ldpdl.Owner(o, weights[o], temps[o]).soft(features[[query]]) for o in owners]
                         )
                         queries.append(query)
-                        targets.append(mean[0])
+                        targets.append(soft.mean(0))
+                        hard.append(np.eye(k)[soft.argmax(1)])
                 ceiling = (np.argmax(targets, 1) == y[queries]).mean()
                 result = json.loads((run / f"iter-{plan['iterations']}/result.json").read_text())
                 extra = {}
@@ -198,6 +221,17 @@ def main() -> None:
                     onehot = np.eye(k)[y[np.asarray(queries)]]
                     for what, target in (("student on true labels", onehot), ("student on noise-free labels", targets)):
                         extra[what] = round(student_on(root, d.name, queries, target, config, what), 3)
+                    mechanism = run.name.split("-")[0]
+                    if args.through_noise and mechanism == "pm":
+                        answers = {"hard": np.stack(hard), "perfect": np.repeat(onehot[:, None], len(hard[0]), 1)}
+                        for what, a in answers.items():
+                            noisy = through_noise(a, plan, mechanism, f"{d.name}/{run.name}/{what}")
+                            extra[f"{what} answers + noise: labels"] = round(
+                                float((noisy.argmax(1) == y[queries]).mean()), 3
+                            )
+                            extra[f"{what} answers + noise: student"] = round(
+                                student_on(root, d.name, queries, noisy, config, what), 3
+                            )
                 rows.append(
                     {
                         **row,

@@ -283,3 +283,30 @@ def test_the_cuda_graph_check_compares_weights_without_the_step_counters():
     assert weights == pytest.approx(0.5) and statistics == 0 and counters
     stale = {**eager, "bn.num_batches_tracked": torch.tensor(35)}
     assert module.compare(first, eager, stale, {"bn.running_mean", "bn.num_batches_tracked"}) == (0.0, 0.0, False)
+
+
+def test_the_ceilings_noise_arm_is_the_runs_mechanism_keyed_apart_and_unbiased():
+    """benchmarks/ldpdl_ceilings.py --through-noise: answers go through the run's PM at its per-answer epsilon
+    with noise keyed by the arm (same key, same draw; another key, another), and the server's estimate is
+    unbiased: over many owners it returns the answers' mean (here one-hot answers of a known mix)."""
+    import numpy as np
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import ldpdl_ceilings
+    finally:
+        sys.path.pop(0)
+    k, owners = 4, 20_000
+    answers = np.zeros((2, owners, k))
+    answers[0, : owners * 3 // 4, 0] = 1  # query 0: 3/4 say class 0, 1/4 class 2
+    answers[0, owners * 3 // 4 :, 2] = 1
+    answers[1, :, 3] = 1
+    plan = {"per_answer_epsilon": 2.0}
+    a = ldpdl_ceilings.through_noise(answers, plan, "pm", "run/perfect")
+    assert np.array_equal(a, ldpdl_ceilings.through_noise(answers, plan, "pm", "run/perfect"))
+    assert not np.array_equal(a, ldpdl_ceilings.through_noise(answers, plan, "pm", "run/hard"))
+    assert a.shape == (2, k) and np.allclose(a.sum(1), 1)
+    # one coordinate's std at epsilon 2 is about 2.1 (k / m x PM-ONE), so the mean of 20,000 is within 0.05
+    assert np.abs(a - answers.mean(1)).max() < 0.05, a
+    noisy = ldpdl_ceilings.through_noise(answers[:, :30], plan, "pm", "run/perfect")
+    assert np.abs(noisy - answers[:, :30].mean(1)).max() > 0.05  # 30 answers: the noise shows

@@ -448,7 +448,7 @@ def test_the_ceilings_benchmark_reports_every_teachers_file_beside_hog_heads(tin
     assert float(l40["features"]) == info["features"] and l40["records each"] == "200"
     assert 0 < float(next(r for r in files if r["teachers"] == "T8")["noise-free vote"]) <= 1
     # --students: each kept run's student on its queries with the true labels and with the noise-free labels
-    args = ["--students", "--teachers", "L40", "--runs", "*-aqs", "--scenarios", "ldpdl_mnist"]
+    args = ["--students", "--through-noise", "--teachers", "L40", "--runs", "*-aqs", "--scenarios", "ldpdl_mnist"]
     proc = subprocess.run(
         [sys.executable, "benchmarks/ldpdl_ceilings.py", str(tiny / "results/tiny"), *args],
         cwd=REPO,
@@ -461,5 +461,9 @@ def test_the_ceilings_benchmark_reports_every_teachers_file_beside_hog_heads(tin
     runs = [dict(zip(cols, (c.strip() for c in line.strip("|").split("|")))) for line in table[2:]]
     runs = [r for r in runs if r.get("run")]
     assert runs and {r["teachers"] for r in runs} == {"L40"} and all(r["run"].endswith("-aqs") for r in runs)
+    assert any(r["run"].startswith("pm-") for r in runs)
     for r in runs:
         assert 0 < float(r["student on true labels"]) <= 1 and 0 < float(r["student on noise-free labels"]) <= 1
+        noise_arms = [f"{a} answers + noise: {c}" for a in ("hard", "perfect") for c in ("labels", "student")]
+        pm = r["run"].startswith("pm-")  # --through-noise: PM runs only
+        assert all((0 < float(r[c]) <= 1) if pm else r[c] in ("", "nan") for c in noise_arms), r
