@@ -11,11 +11,12 @@ multidimensional Piecewise mechanism at input 0), against the signal's range [-1
 also trains the run's student on its own queries with their true labels (the student's ceiling: what
 perfect answers would give) and with the noise-free mean soft labels (LDP-DL's ceiling with these teachers:
 what its answers would give without the mechanism's noise), once each on all the run's queries; about 20 s
-per student on 2 CPU cores.  ``--through-noise`` (with ``--students``, PM runs) sends two other answers through
-the run's own mechanism at its per-answer epsilon (fresh noise, keyed by the run) and trains the student on the
-server's estimate: every owner's *hard* answer (the one-hot of its teacher's top class: the most signal a teacher
-can put into the box against noise of a fixed spread) and a *perfect* answer (the one-hot of the query's true
-label, as if every teacher were right): what the mechanism leaves of the best possible teachers.
+per student on 2 CPU cores. ``--through-noise`` (with ``--students``, PM runs) sends two other answers through
+the run's own mechanism at each owner's per-answer epsilon (fresh noise, keyed by the run) and trains the
+student on the server's estimate (and on the one-hot of its top class, a server-side alternative): every
+owner's *hard* answer (the one-hot of its teacher's top class: the most signal a teacher can put into the box)
+and a *perfect* answer (the one-hot of the query's true label, as if every teacher were right): what the
+mechanism leaves of the best possible teachers.
 ``--scenarios`` and ``--teachers`` (globs) keep some scenarios and teachers files.
 
 ``--hog`` adds, per teachers file, the one-teacher accuracy of ridge heads on HOG features alone (the HOG
@@ -83,13 +84,19 @@ def student_on(root: Path, scenario: str, queries, targets, config: dict, what: 
     return loop.accuracy(server.model, server.x_test, server.y_test)
 
 
-def through_noise(answers: np.ndarray, plan: dict, mechanism: str, key: str) -> np.ndarray:
-    """The server's targets (queries x k) from ``answers`` (queries x N_Q x k probability rows) each sanitized
-    by ``mechanism`` at the plan's per-answer epsilon, with noise keyed by ``key`` (not the run's own draw)."""
+def through_noise(answers: np.ndarray, owners: np.ndarray, plan: dict, mechanism: str, seed: int, key: str):
+    """The server's targets (queries x k) from ``answers`` (queries x N_Q x k probability rows; ``owners``: who
+    gives each) each sanitized by ``mechanism`` at its owner's per-answer epsilon under the plan (the total over
+    the owner's own load, as the release gives it), with noise keyed by ``seed`` and ``key`` (not the run's own
+    draw: :func:`pipelib.seeding.release_rng` keys that)."""
     q, n, k = answers.shape
-    g = rng(0, "ldpdl-ceilings", key)
-    sanitized = soft_label.sanitize(mechanism, answers.reshape(-1, k), plan["per_answer_epsilon"], g)
-    return ldpdl.server_targets(sanitized.reshape(q, n, k))
+    eps = ldpdl.owner_epsilons(plan["total_epsilon"], np.asarray(plan["loads"]))[np.asarray(owners)].ravel()
+    flat, out = answers.reshape(-1, k), np.empty((q * n, k))
+    g = rng(seed, "ldpdl-ceilings", key)
+    for e in np.unique(eps):  # one call per epsilon, in row order: one call when every owner carries one load
+        rows = eps == e
+        out[rows] = soft_label.sanitize(mechanism, flat[rows], float(e), g)
+    return ldpdl.server_targets(out.reshape(q, n, k))
 
 
 def sampled(n: int) -> np.ndarray:
@@ -224,13 +231,18 @@ def main() -> None:
                     mechanism = run.name.split("-")[0]
                     if args.through_noise and mechanism == "pm":
                         answers = {"hard": np.stack(hard), "perfect": np.repeat(onehot[:, None], len(hard[0]), 1)}
-                        for what, a in answers.items():
-                            noisy = through_noise(a, plan, mechanism, f"{d.name}/{run.name}/{what}")
+                        owners = slots[: len(queries)]  # the slots in query order, iteration by iteration
+                        for what, a in answers.items():  # one key for both arms: paired draws
+                            noisy = through_noise(a, owners, plan, mechanism, config["seed"], f"{d.name}/{run.name}")
                             extra[f"{what} answers + noise: labels"] = round(
                                 float((noisy.argmax(1) == y[queries]).mean()), 3
                             )
                             extra[f"{what} answers + noise: student"] = round(
                                 student_on(root, d.name, queries, noisy, config, what), 3
+                            )
+                            top = np.eye(k)[noisy.argmax(1)]  # the server keeps only the estimate's top class
+                            extra[f"{what} answers + noise: student on its argmax"] = round(
+                                student_on(root, d.name, queries, top, config, what), 3
                             )
                 rows.append(
                     {

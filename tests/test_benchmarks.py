@@ -285,28 +285,45 @@ def test_the_cuda_graph_check_compares_weights_without_the_step_counters():
     assert module.compare(first, eager, stale, {"bn.running_mean", "bn.num_batches_tracked"}) == (0.0, 0.0, False)
 
 
-def test_the_ceilings_noise_arm_is_the_runs_mechanism_keyed_apart_and_unbiased():
-    """benchmarks/ldpdl_ceilings.py --through-noise: answers go through the run's PM at its per-answer epsilon
-    with noise keyed by the arm (same key, same draw; another key, another), and the server's estimate is
-    unbiased: over many owners it returns the answers' mean (here one-hot answers of a known mix)."""
+def test_the_ceilings_noise_arm_is_the_runs_mechanism_at_each_owners_epsilon_keyed_and_unbiased():
+    """benchmarks/ldpdl_ceilings.py --through-noise: each answer goes through the run's PM at its owner's
+    per-answer epsilon (the total over the owner's load), noise keyed by the key (same key, same draw; another,
+    another), and the server's estimate is unbiased: over many owners it returns the answers' mean."""
     import numpy as np
+
+    from pipelib.methods import ldpdl
+    from pipelib.privacy import soft_label
+    from pipelib.seeding import rng
 
     sys.path.insert(0, str(ROOT / "benchmarks"))
     try:
         import ldpdl_ceilings
     finally:
         sys.path.pop(0)
-    k, owners = 4, 20_000
-    answers = np.zeros((2, owners, k))
-    answers[0, : owners * 3 // 4, 0] = 1  # query 0: 3/4 say class 0, 1/4 class 2
-    answers[0, owners * 3 // 4 :, 2] = 1
+    k, n = 4, 20_000
+    answers = np.zeros((2, n, k))
+    answers[0, : n * 3 // 4, 0] = 1  # query 0: 3/4 say class 0, 1/4 class 2
+    answers[0, n * 3 // 4 :, 2] = 1
     answers[1, :, 3] = 1
-    plan = {"per_answer_epsilon": 2.0}
-    a = ldpdl_ceilings.through_noise(answers, plan, "pm", "run/perfect")
-    assert np.array_equal(a, ldpdl_ceilings.through_noise(answers, plan, "pm", "run/perfect"))
-    assert not np.array_equal(a, ldpdl_ceilings.through_noise(answers, plan, "pm", "run/hard"))
+    owners = np.arange(2 * n).reshape(2, n)
+    even = {"total_epsilon": 4.0, "loads": [2] * (2 * n)}  # every owner 2 answers: epsilon 2 each
+    a = ldpdl_ceilings.through_noise(answers, owners, even, "pm", 0, "run")
+    by_hand = soft_label.sanitize("pm", answers.reshape(-1, k), 2.0, rng(0, "ldpdl-ceilings", "run"))
+    assert np.array_equal(a, ldpdl.server_targets(by_hand.reshape(2, n, k)))  # PM, epsilon 2, that key
+    assert not np.array_equal(a, ldpdl_ceilings.through_noise(answers, owners, even, "pm", 0, "another run"))
+    assert not np.array_equal(a, ldpdl_ceilings.through_noise(answers, owners, even, "pm", 1, "run"))
     assert a.shape == (2, k) and np.allclose(a.sum(1), 1)
-    # one coordinate's std at epsilon 2 is about 2.1 (k / m x PM-ONE), so the mean of 20,000 is within 0.05
+    # a one-hot answer's coordinates sit at +-1 of the box, where PM at epsilon 2 (m = 1 of k = 4 reported, x 4)
+    # has std 2.8 on the box, 1.4 on probabilities: the mean of 20,000 is within 0.01 (std); 0.05 is 5 sigma
     assert np.abs(a - answers.mean(1)).max() < 0.05, a
-    noisy = ldpdl_ceilings.through_noise(answers[:, :30], plan, "pm", "run/perfect")
-    assert np.abs(noisy - answers[:, :30].mean(1)).max() > 0.05  # 30 answers: the noise shows
+    mixed = answers[:, n * 3 // 4 - 15 : n * 3 // 4 + 15]  # 30 answers, half class 0 and half class 2
+    noisy = ldpdl_ceilings.through_noise(mixed, owners[:, :30], even, "pm", 0, "run")
+    assert np.abs(noisy - mixed.mean(1)).max() > 1e-3  # 30 answers: the noise shows
+    # uneven loads: each answer at its own owner's epsilon (4 / 1 for owners of load 1, 4 / 2 for load 2)
+    uneven = {"total_epsilon": 4.0, "loads": [1, 2] * n}
+    b = ldpdl_ceilings.through_noise(answers, owners, uneven, "pm", 0, "run")
+    eps = np.where(owners.ravel() % 2 == 0, 4.0, 2.0)
+    g, out = rng(0, "ldpdl-ceilings", "run"), np.empty((2 * n, k))
+    for e in (2.0, 4.0):
+        out[eps == e] = soft_label.sanitize("pm", answers.reshape(-1, k)[eps == e], e, g)
+    assert np.array_equal(b, ldpdl.server_targets(out.reshape(2, n, k)))

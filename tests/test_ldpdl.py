@@ -464,6 +464,7 @@ def test_the_ceilings_benchmark_reports_every_teachers_file_beside_hog_heads(tin
     assert any(r["run"].startswith("pm-") for r in runs)
     for r in runs:
         assert 0 < float(r["student on true labels"]) <= 1 and 0 < float(r["student on noise-free labels"]) <= 1
-        noise_arms = [f"{a} answers + noise: {c}" for a in ("hard", "perfect") for c in ("labels", "student")]
+        kinds = ("labels", "student", "student on its argmax")
+        noise_arms = [f"{a} answers + noise: {c}" for a in ("hard", "perfect") for c in kinds]
         pm = r["run"].startswith("pm-")  # --through-noise: PM runs only
         assert all((0 < float(r[c]) <= 1) if pm else r[c] in ("", "nan") for c in noise_arms), r
