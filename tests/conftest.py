@@ -17,6 +17,12 @@ from helpers import snakemake  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 DATA_ROOT = Path(os.environ.get("PIPELIB_DATA_ROOT", REPO.parent / "shared" / "data")).resolve()
+
+# Every `snakemake` command imports the SLURM executor plugin, which runs `scontrol show config` at import
+# (snakemake-executor-plugin-slurm 2.8.0): behind a slurm.conf whose controller is down (one left by an
+# interrupted SLURM test) that waits 9 s, on each of the suite's hundred-odd commands.  The tests before the
+# SLURM group never use SLURM, so they read no SLURM configuration; tests/test_slurm.py restores the session's.
+os.environ["SLURM_CONF"] = os.devnull
 GROUPS = ("workflow", "slurm")
 
 

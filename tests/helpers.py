@@ -1,5 +1,6 @@
 """Helpers of the workflow tests: run the real Snakefile on the tiny preset in a given directory."""
 
+import os
 import re
 import subprocess
 import sys
@@ -10,6 +11,7 @@ from pipelib.stages import roles as stage_roles
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 TINY = REPO / "presets" / "tiny.yaml"
+SLURM_CONF = os.environ.get("SLURM_CONF")  # as the session found it (conftest hides it from the local tests)
 
 
 def snakemake(workdir, *args, data_root=None, check=True, targets=(), env=None):

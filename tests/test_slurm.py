@@ -22,6 +22,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from helpers import SLURM_CONF
 
 from pipelib import io
 
@@ -93,6 +94,17 @@ def debian_12() -> bool:
     return "ID=debian" in release and 'VERSION_ID="12"' in release
 
 
+@pytest.fixture(scope="module", autouse=True)
+def slurm_conf():
+    """The session's SLURM configuration (SLURM_CONF), which conftest hides from the local tests."""
+    with pytest.MonkeyPatch.context() as mp:
+        if SLURM_CONF is None:
+            mp.delenv("SLURM_CONF", raising=False)
+        else:
+            mp.setenv("SLURM_CONF", SLURM_CONF)
+        yield
+
+
 @pytest.fixture(scope="module")
 def cluster():
     """A running single-node SLURM cluster; stopped afterwards if this test started it."""
@@ -101,9 +113,11 @@ def cluster():
     if shutil.which("apt-get") is None and shutil.which("slurmctld") is None:
         pytest.skip("SLURM is not installed and there is no apt-get to install it")
     was_running = slurm_answers()
-    # a machine without slurm.conf gets none back: a stopped controller behind a left slurm.conf makes
-    # `scontrol show config` wait 9 s, and Snakemake's SLURM plugin runs it at every later snakemake call
-    had_conf = Path("/etc/slurm/slurm.conf").exists()
+    # a stopped controller behind a left slurm.conf makes `scontrol show config` wait 9 s, and Snakemake's
+    # SLURM plugin runs it at every snakemake call: the conf goes too unless someone else's (the start script
+    # writes its own afresh at every start, so purging it loses nothing)
+    conf = Path("/etc/slurm/slurm.conf")
+    foreign_conf = conf.exists() and not conf.read_text().startswith("# pipelib-local-slurm")
     t0 = time.monotonic()
     proc = subprocess.run(["bash", str(START)], capture_output=True, text=True, timeout=1200)
     started = time.monotonic() - t0
@@ -117,7 +131,7 @@ def cluster():
     print(f"local SLURM cluster up in {started:.1f} s")
     yield
     if not was_running:
-        purge = [] if had_conf else ["--purge"]
+        purge = [] if foreign_conf else ["--purge"]
         stop = subprocess.run(["bash", str(STOP), *purge], capture_output=True, text=True, timeout=300)
         assert stop.returncode == 0, stop.stdout + stop.stderr
 
