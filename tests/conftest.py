@@ -20,7 +20,7 @@ DATA_ROOT = Path(os.environ.get("PIPELIB_DATA_ROOT", REPO.parent / "shared" / "d
 
 # Every `snakemake` command imports the SLURM executor plugin, which runs `scontrol show config` at import
 # (snakemake-executor-plugin-slurm 2.8.0): behind a slurm.conf whose controller is down (one left by an
-# interrupted SLURM test) that waits 9 s, on each of the suite's hundred-odd commands.  The tests before the
+# interrupted SLURM test) that waits 9 s, on each of the suite's commands.  The tests before the
 # SLURM group never use SLURM, so they read no SLURM configuration; tests/test_slurm.py restores the session's.
 os.environ["SLURM_CONF"] = os.devnull
 GROUPS = ("workflow", "slurm")

@@ -113,11 +113,6 @@ def cluster():
     if shutil.which("apt-get") is None and shutil.which("slurmctld") is None:
         pytest.skip("SLURM is not installed and there is no apt-get to install it")
     was_running = slurm_answers()
-    # a stopped controller behind a left slurm.conf makes `scontrol show config` wait 9 s, and Snakemake's
-    # SLURM plugin runs it at every snakemake call: the conf goes too unless someone else's (the start script
-    # writes its own afresh at every start, so purging it loses nothing)
-    conf = Path("/etc/slurm/slurm.conf")
-    foreign_conf = conf.exists() and not conf.read_text().startswith("# pipelib-local-slurm")
     t0 = time.monotonic()
     proc = subprocess.run(["bash", str(START)], capture_output=True, text=True, timeout=1200)
     started = time.monotonic() - t0
@@ -131,8 +126,10 @@ def cluster():
     print(f"local SLURM cluster up in {started:.1f} s")
     yield
     if not was_running:
-        purge = [] if foreign_conf else ["--purge"]
-        stop = subprocess.run(["bash", str(STOP), *purge], capture_output=True, text=True, timeout=300)
+        # --purge: a stopped controller behind a left slurm.conf makes `scontrol show config` wait 9 s, and
+        # Snakemake's SLURM plugin runs it at every snakemake call; the start script writes its conf afresh at
+        # each start (and refused to start over anyone else's), so removing it loses nothing
+        stop = subprocess.run(["bash", str(STOP), "--purge"], capture_output=True, text=True, timeout=300)
         assert stop.returncode == 0, stop.stdout + stop.stderr
 
 
