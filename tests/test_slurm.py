@@ -242,7 +242,7 @@ def test_jobs_ran_as_slurm_jobs(runs):
 
 def test_the_reduced_preset_submits_a_few_hundred_jobs():
     """benchmarks/slurm_submissions.py on the reduced preset through profiles/slurm (a dry run: no cluster):
-    the groups and local rules keep it under 400 sbatch submissions (3,359 one job each)."""
+    the groups and local rules keep it under 400 sbatch submissions (3,530 one job each on 2026-12-07)."""
     sys.path.insert(0, str(REPO / "benchmarks"))
     try:
         import slurm_submissions
