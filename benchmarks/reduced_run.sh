@@ -8,6 +8,8 @@
 #   benchmarks/reduced_run.sh CLONE [DATA_ROOT]        # DATA_ROOT default: ../shared/data beside this repo
 #   PRIORITY="docs/reproduction/reduced/paper004.md ..." benchmarks/reduced_run.sh CLONE   # these first
 #   CORES=1 benchmarks/reduced_run.sh CLONE            # one core (default 2): beside another long job
+#   TARGETS="docs/reproduction/reduced/fedmd_ablation.md" benchmarks/reduced_run.sh CLONE  # a command of its own
+#                                    # (not in rule all), in resumable parts the same way; no finishing steps
 #
 # Writes beside CLONE: CLONE.times (one line per part: start, end, commit, exit status), CLONE.partN.log
 # (Snakemake's console of part N) and, once rule all has finished, CLONE.finish/ (the dry run, `pipelib
@@ -39,19 +41,21 @@ flock -w 600 "$lock" true || { echo "results/reduced is still held: $(cat "$lock
 "${smk[@]}" --unlock --cores 1 > /dev/null 2>&1
 n=$(( $(ls "$clone".part*.log 2>/dev/null | wc -l) + 1 ))
 echo "part $n start $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD) cores ${CORES:-2} priority: ${PRIORITY:-none}" \
-    >> "$clone.times"
+    "targets: ${TARGETS:-rule all}" >> "$clone.times"
 # stopped (kill -TERM -<pgid>: the way to free the cores, docs/development.md): the part's end is still written,
 # once Snakemake has stopped its jobs (bash runs the trap when its foreground child has exited)
 trap 'echo "part $n end $(date -u +%FT%TZ) stopped by a signal" >> "$clone.times"; exit 143' TERM INT
 # --max-jobs-per-timespan: the scheduler's passes a minute apart, not a second (docs/running.md, "Where the
 # time went": its default kept Snakemake at 44 % of a core on this DAG)
-# shellcheck disable=SC2086  # PRIORITY is a list of targets
-"${smk[@]}" --cores "${CORES:-2}" --keep-going --rerun-incomplete --max-jobs-per-timespan 6000/1m \
-    ${PRIORITY:+--prioritize $PRIORITY} \
+# TARGETS right after the program: --configfile, --config and --prioritize take every word that follows them
+# shellcheck disable=SC2086  # PRIORITY and TARGETS are lists of targets
+"${smk[0]}" ${TARGETS:-} "${smk[@]:1}" --cores "${CORES:-2}" --keep-going --rerun-incomplete \
+    --max-jobs-per-timespan 6000/1m ${PRIORITY:+--prioritize $PRIORITY} \
     > "$clone.part$n.log" 2>&1
 rc=$?
 echo "part $n end $(date -u +%FT%TZ) rc $rc" >> "$clone.times"
 [ $rc -eq 0 ] || exit $rc
+[ -z "${TARGETS:-}" ] || exit 0
 
 out=$clone.finish
 mkdir -p "$out"
