@@ -576,6 +576,19 @@ def test_closed_forms_are_exact_and_summarised_apart():
     assert "single seed" in trained["why"]  # the rows carry no seeds column
 
 
+def test_a_value_the_paper_states_is_within_a_tolerance_on_both_sides():
+    """'log10 epsilon close to -2': within 0.25 of the printed value, two-sided, so the ln value (-2.001) holds
+    and the log10 misreading of the same epsilon (-2.36) does not."""
+    near = claim(kind="within", a={"parties": 10}, metric="log10_epsilon", threshold=-2, tolerance=0.25, paper="002")
+    ln = pd.DataFrame({"parties": [10], "log10_epsilon": [-2.001]})
+    v = verdict(near, ln)
+    assert v["verdict"] == "holds" and v["numbers"] == "-2.001 vs -2 (within 0.25?)" and v["form"] == "closed form"
+    assert verdict(near, ln.assign(log10_epsilon=-2.36))["verdict"] == "does not hold"
+    assert verdict(near, ln.assign(log10_epsilon=-1.70))["verdict"] == "does not hold"  # the other side too
+    with pytest.raises(ValueError, match="kind within needs rows b or a threshold value"):
+        claim(kind="within", a={"parties": 10}, tolerance=0.25)
+
+
 def test_a_headline_cell_against_the_paper_tightens_near_100_percent():
     """FEMNIST Centralized 0.946 against the paper's 0.980 is a miss; CIFAR-10 NFDP 0.73 against 0.744 is not."""
     from pipelib.report.claims import headline_tolerance

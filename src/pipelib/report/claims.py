@@ -11,8 +11,9 @@ text ``max`` / ``min`` chooses a column's largest / smallest value in the group)
   claimed direction) that the points between follow it;
 - ``gap``: the difference ``b - a`` (a noise-free row minus a private one) at each value of ``x``, tested as a
   trend in ``direction`` (``decreasing``: the gap shrinks);
-- ``within``: the ``a`` rows within ``tolerance`` of the ``b`` rows; ``side: below`` makes it one-sided (a
-  loss of ``a`` under ``b`` of at most the tolerance; ``a`` above ``b`` is no loss);
+- ``within``: the ``a`` rows within ``tolerance`` of the ``b`` rows, or of the value ``threshold`` where a
+  claim names no rows b ("close to -2"); ``side: below`` makes it one-sided (a loss of ``a`` under ``b`` of
+  at most the tolerance; ``a`` above ``b`` is no loss);
 - ``at_least`` / ``at_most``: the ``a`` rows against ``threshold``;
 - ``headline``: each ``a`` row against the value its paper prints (``paper_accuracy``), within a tolerance
   that tightens near 100 %: ``HEADLINE_SHARE`` of the paper's error, at least ``HEADLINE_MIN``.
@@ -98,8 +99,10 @@ class Claim:
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ValueError(f"claim {self.id}: unknown kind {self.kind!r}; allowed: {', '.join(KINDS)}")
-        if self.kind in ("greater", "within", "gap") and not self.b:
+        if self.kind in ("greater", "gap") and not self.b:
             raise ValueError(f"claim {self.id}: kind {self.kind} needs rows b")
+        if self.kind == "within" and not self.b and self.threshold is None:
+            raise ValueError(f"claim {self.id}: kind within needs rows b or a threshold value")
         if self.kind in (*TRENDS, "gap") and not self.x:
             raise ValueError(f"claim {self.id}: kind {self.kind} needs the column x")
         if self.kind == "gap" and self.direction not in TRENDS:
@@ -389,6 +392,10 @@ def _group(c: Claim, frame: pd.DataFrame) -> Group:
     a = _side(a_rows, c.metric)
     if c.kind in ("at_least", "at_most"):
         return _threshold(c, a_rows, a)
+    if c.kind == "within" and not c.b:  # a value the paper states, not rows
+        b = Side(c.threshold, c.threshold, c.threshold)
+        numbers = f"{a.text()} vs {c.threshold:g} (within {c.tolerance:g}?)"
+        return Group(_within(c, a, b, c.tolerance), numbers, a, b, _flags(c, a_rows), a_rows)
     if c.kind == "headline":
         printed = float(a_rows["paper_accuracy"].iloc[0])
         b = Side(printed, printed, printed)
