@@ -408,6 +408,7 @@ FEDMD_ABLATION_COLUMNS = [
     "dataset",
     "k",
     "variant",
+    "sampling",
     "settings",
     "accuracy",
     "accuracy_low",
@@ -512,6 +513,7 @@ def fedmd_ablation(entries: list[dict], out_csv) -> pd.DataFrame:
                 "dataset": label,
                 "k": k,
                 "variant": "pooled ceiling",
+                "sampling": sampling,
                 "settings": (
                     f"Centralized on the union of the parties' samples ({sampling}, {len(results)} archs; "
                     f"pre-trained {pe} epochs, then {epochs} on the union)"
