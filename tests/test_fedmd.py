@@ -210,6 +210,19 @@ def test_ldp_answers_carry_gaussian_noise_of_sigma():
         party_with([0.0, 1.0], "logits", sigma=1.0)
 
 
+def test_a_nan_answer_is_released_as_the_uniform_answer_under_the_gaussian():
+    """FedMD-LDP: a diverged party's NaN answer rows become 1/C before the noise (a NaN passes through the
+    Gaussian unprotected); finite rows are untouched; noise-free answers are left as they are."""
+    p = party_with([float("nan"), 0.0, 1.0], "softmax", sigma=1e-9)
+    out = p.answer(torch.zeros(4, 1, 2, 2, dtype=torch.uint8), 8)
+    assert torch.allclose(out, torch.full((4, 3), 1 / 3), atol=1e-6)
+    rows = torch.tensor([[0.2, 0.8], [float("nan"), 0.1]])
+    assert torch.equal(fedmd.bounded_answers(rows)[0], rows[0]) and torch.equal(
+        fedmd.bounded_answers(rows)[1], torch.tensor([0.5, 0.5])
+    )
+    assert torch.isnan(party_with([float("nan"), 0.0], "softmax").answer(torch.zeros(1, 1, 2, 2), 8)).all()
+
+
 def test_server_draws_are_fixed_per_round_and_bounded():
     s = fedmd.Server(1000, 50, "softmax", seed=3)
     assert (s.draw(2) == s.draw(2)).all() and not (s.draw(1) == s.draw(2)).all()

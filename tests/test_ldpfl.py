@@ -41,6 +41,19 @@ def test_clipping_keeps_the_ratio_for_weights_outside_the_range():
     assert float(bits[0::2].float().mean()) == pytest.approx(1 - expect, abs=0.01)
 
 
+def test_a_nan_weight_is_a_fair_coin_so_every_input_keeps_the_ratio():
+    """A diverged client's NaN weight: before, it compared false and always gave the low value, which no
+    weight in the box can (Pr[high] >= 1/(e^eps + 1)), an unbounded ratio; now it is the centre's fair coin."""
+    eps, g = 1.0, torch.Generator().manual_seed(3)
+    w = torch.full((200_000,), float("nan"))
+    share = float(twopoint.perturb_bits(w, 0.2, 0.5, eps, g).float().mean())
+    assert share == pytest.approx(0.5, abs=0.005)  # the centre's Pr[high], exactly 1/2
+    lo, hi = 1 / (math.exp(eps) + 1), math.exp(eps) / (math.exp(eps) + 1)  # any weight in the box
+    assert max(hi / 0.5, 0.5 / lo) <= math.exp(eps)
+    mixed = twopoint.perturb_bits(torch.tensor([float("nan"), 5.0]), 0.0, 1.0, eps, g)
+    assert mixed.dtype == torch.bool and mixed.shape == (2,)
+
+
 @pytest.mark.parametrize("eps", [0.5, 2.0])
 def test_unbiased_with_the_exact_variance_by_simulation(eps):
     c, r, trials = 0.0, 0.075, 200_000

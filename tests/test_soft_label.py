@@ -24,6 +24,16 @@ def test_box_mapping_round_trips_and_rejects_non_probabilities():
         sl.to_box(np.array([[1.5, -0.5]]))
 
 
+def test_a_nan_answer_becomes_the_uniform_vector_before_the_sanitizer():
+    """A diverged teacher's NaN row: in the box as the uniform vector (it would otherwise pass through clipping
+    and every sanitizer and be released as NaN, whatever epsilon)."""
+    p = np.array([[np.nan, 0.5, 0.5], [0.2, 0.3, 0.5]])
+    z = sl.to_box(p)
+    assert np.allclose(z[0], 2 / 3 - 1) and np.allclose(z[1], 2 * p[1] - 1)
+    for name in sl.SANITIZERS:
+        assert np.isfinite(sl.sanitize(name, p, 1.0, rng())).all(), name
+
+
 @pytest.mark.parametrize("eps", EPS)
 def test_pm_one_density_is_a_density_and_its_ratio_is_exactly_e_eps(eps):
     c = sl.pm_bounds(eps)

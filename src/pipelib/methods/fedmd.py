@@ -49,6 +49,17 @@ log = logging.getLogger(__name__)
 DIGEST_LOSS = {"logits": loop.l1, "softmax": loop.soft_ce, "argmax": loop.soft_ce}
 
 
+def bounded_answers(out: torch.Tensor) -> torch.Tensor:
+    """FedMD-LDP's input to the Gaussian: a row with a NaN (a party whose model diverged) becomes the uniform
+    answer, inside the probability vectors whose L2 sensitivity sets sigma; a NaN would pass through the noise
+    unprotected."""
+    broken = torch.isnan(out).any(dim=1, keepdim=True)
+    if not bool(broken.any()):
+        return out
+    log.warning("%d answers were NaN (a diverged model): released as the uniform answer", int(broken.sum()))
+    return torch.where(broken, torch.full_like(out, 1.0 / out.shape[1]), out)
+
+
 class Party:
     """One party: its model and optimizers, and its own records (x, y) only."""
 
@@ -99,6 +110,7 @@ class Party:
         else:
             out = F.one_hot(logits.argmax(1), logits.shape[1]).float()
         if self.noise_sigma > 0:
+            out = bounded_answers(out)
             noise = torch.randn(out.shape, generator=self.noise_gen).to(out.device)
             out = out + self.noise_sigma * noise
         return out

@@ -224,6 +224,11 @@ class FedAvg:
                 if self.mechanism is None:
                     reports.add(own if s.clip is None else s.clipped(own))
                 else:  # client c's coins, from its own generator for this round
+                    diverged = sum(int(torch.isnan(v).sum()) for v in own.values())
+                    if diverged:  # perturb_bits sends each as the box's centre, a fair coin
+                        log.warning(
+                            "round %d: a client's training gave %d NaN weights, sent as fair coins", t, diverged
+                        )
                     gen = torch.Generator().manual_seed(self.noise_seed(t, c.cid))
                     eps = self.mechanism.epsilon
                     reports.add({k: twopoint.perturb_bits(v, s.c[k], s.r[k], eps, gen) for k, v in own.items()})

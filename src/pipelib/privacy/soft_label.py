@@ -41,8 +41,12 @@ NAMES = {
 
 
 def to_box(p: np.ndarray) -> np.ndarray:
-    """Probability vectors (rows) -> the box [-1, 1]^k the sanitizers take: z = 2p - 1."""
+    """Probability vectors (rows) -> the box [-1, 1]^k the sanitizers take: z = 2p - 1.  A row with a NaN (a
+    diverged teacher) becomes the uniform vector, inside the box: a NaN would pass through clipping and the
+    sanitizer, and the output would reveal it whatever epsilon."""
     p = np.asarray(p, dtype=np.float64)
+    if p.ndim == 2 and np.isnan(p).any():
+        p = np.where(np.isnan(p).any(axis=1, keepdims=True), 1.0 / p.shape[1], p)
     if p.size and (p.min() < -1e-9 or p.max() > 1 + 1e-9):
         raise ValueError("soft labels must be probabilities in [0, 1]")
     return np.clip(2.0 * p - 1.0, -1.0, 1.0)

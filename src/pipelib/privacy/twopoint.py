@@ -11,8 +11,12 @@ from .weights import magnitude, prob_high
 
 def perturb_bits(w: torch.Tensor, c, r, epsilon: float, generator: torch.Generator) -> torch.Tensor:
     """Eq. 2's coin for each weight (True: the high value c + r a), after clipping to [c - r, c + r].
-    ``c`` and ``r`` broadcast against ``w`` (per-layer scalars); uniforms come from ``generator`` on the CPU."""
+    ``c`` and ``r`` broadcast against ``w`` (per-layer scalars); uniforms come from ``generator`` on the CPU.
+    A NaN weight (a client whose local training diverged) is sent as the box's centre c, a fair coin: a NaN
+    passes through clipping, compares false and would always give the low value, which no input in the box
+    can (its probability is at most e^eps / (e^eps + 1)), so the guarantee would not hold for it."""
     c, r = torch.as_tensor(c, dtype=w.dtype, device=w.device), torch.as_tensor(r, dtype=w.dtype, device=w.device)
+    w = torch.where(torch.isnan(w), c, w)
     clipped = torch.maximum(torch.minimum(w, c + r), c - r)
     u = torch.rand(w.shape, generator=generator, dtype=torch.float64).to(w.device)
     return u < prob_high(clipped.double(), c, r, epsilon)
