@@ -161,3 +161,13 @@ def test_a_model_from_scratch_uses_groupnorm_and_reloads(tmp_path):
     x = torch.rand(3, 1, 28, 28)
     model.eval(), back.eval()
     assert torch.allclose(model(x), back(x))
+
+
+def test_a_model_that_diverged_is_never_released():
+    """A NaN per-example gradient passes Opacus's clipping as NaN: the job refuses to write such a model."""
+    model = nn.Linear(3, 2)
+    method.refuse_non_finite(model)  # finite: nothing to say
+    with torch.no_grad():
+        model.bias[0] = float("nan")
+    with pytest.raises(RuntimeError, match="training diverged .* first bias"):
+        method.refuse_non_finite(model)

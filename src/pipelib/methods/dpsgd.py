@@ -131,6 +131,17 @@ def train(module, opt, x, y, q: float, steps: int, draws: torch.Generator, per_e
     return skipped
 
 
+def refuse_non_finite(model: nn.Module) -> None:
+    """Release nothing from a run that diverged: a per-example gradient with a NaN passes Opacus's clipping as
+    NaN (its norm is NaN), outside the sensitivity the noise is calibrated to, and makes the model NaN."""
+    bad = [name for name, p in model.named_parameters() if not bool(torch.isfinite(p).all())]
+    if bad:
+        raise RuntimeError(
+            f"DP-SGD: training diverged ({len(bad)} weight tensors hold NaN or inf, first {bad[0]}); nothing is "
+            "released: lower dpsgd.lr or dpsgd.max_grad_norm"
+        )
+
+
 def dpsgd(job: Job, settings: DpSgdSettings, *, delta: float, n_public_classes: int) -> dict:
     """Train the job's ``arch`` with DP-SGD at (``eps``, ``delta``) on the pooled records (input
     ``parties``); write the result row, the model (output ``model``) and its guarantee (output
@@ -180,6 +191,7 @@ def dpsgd(job: Job, settings: DpSgdSettings, *, delta: float, n_public_classes: 
     with loop.progress(steps * n * q, f"DP-SGD {arch} eps {epsilon:g}"):
         skipped = train(module, opt, x, y, q, steps, draws, per_epoch)
     model = module._module
+    refuse_non_finite(model)
     save_model(model, out["model"], scenario=scenario, norm="batch" if model_path is not None else "group")
     accuracy = loop.accuracy(model, x_test, y_test, outputs=task)
     write_releases(
