@@ -251,3 +251,18 @@ def test_table2_seeds_make_repeat_scenarios_on_the_next_seeds(config):
     assert sc[f"{base}-s2"]["nfdp"] == {"sampling": [spec["sampling"]], "k": spec["k"]}
     assert sc[f"{base}-s1"]["parties"] == sc[base]["parties"] and base_scenario(c, f"{base}-s1") == base
     assert "seeds" in bad(config, lambda c: c["table2"]["CIFAR-10"].update(seeds=0))
+
+
+@pytest.mark.parametrize(
+    "edit,key",
+    [
+        (lambda c: c["ldpfl"]["datasets"]["MNIST"].update(fixed_range=[0.0, 0.0]), "ldpfl.datasets.MNIST.fixed_range"),
+        (lambda c: c["ldpfl"]["datasets"]["MNIST"].update(fixed_range=[0.0, float("nan")]), "ldpfl.datasets.MNIST"),
+        (lambda c: c["ldpfl"]["datasets"]["MNIST"].update(fixed_range=[float("inf"), 0.1]), "ldpfl.datasets.MNIST"),
+        (lambda c: c["ldpfl"]["radius"].update(r=[0.1, float("inf")]), "ldpfl.radius.r"),
+    ],
+)
+def test_an_ldpfl_box_must_be_finite_with_a_positive_radius(config, edit, key):
+    """Eq. 2 divides by r: a zero, NaN or infinite box would release constants or lose the epsilon ratio."""
+    msg = bad(config, edit)
+    assert key in msg and "finite" in msg

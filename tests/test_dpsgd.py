@@ -163,8 +163,39 @@ def test_a_model_from_scratch_uses_groupnorm_and_reloads(tmp_path):
     assert torch.allclose(model(x), back(x))
 
 
+def test_a_record_whose_gradient_is_not_finite_adds_zero_and_the_others_are_kept():
+    """A NaN in one record's gradient (norm NaN: clipping does not bound it) would make the noisy sum NaN; that
+    record adds zero instead, so the step equals the step on the other records alone (same divisor n q)."""
+    settings = method.DpSgdSettings(epochs=1, batch=4, lr=1.0, max_grad_norm=0.5)
+    x = torch.tensor([[1.0, 2.0], [float("nan"), 1.0], [-1.0, 0.5], [3.0, -2.0]])
+    y = torch.tensor([0, 1, 1, 0])
+    steps = []
+    for rows in ([0, 1, 2, 3], [0, 2, 3]):
+        torch.manual_seed(0)
+        model = nn.Linear(2, 2)
+        module, opt = method.private(model, torch.optim.SGD, settings, 4, 0.0, torch.Generator().manual_seed(0))
+        before = model.weight.detach().clone()
+        nn.functional.cross_entropy(module(x[rows]), y[rows]).backward()  # Opacus undoes the mean
+        assert method.drop_non_finite(opt) == (1 if len(rows) == 4 else 0)
+        opt.step()
+        steps.append(model.weight.detach() - before)
+    assert torch.isfinite(steps[0]).all() and torch.allclose(steps[0], steps[1])
+
+
+def test_training_drops_non_finite_gradients_every_step(monkeypatch):
+    """The job's loop calls the guard before each step (removing the call makes this fail)."""
+    calls = []
+    monkeypatch.setattr(method, "drop_non_finite", lambda opt: calls.append(opt) or 0)
+    settings = method.DpSgdSettings(epochs=1, batch=8, lr=0.01, max_grad_norm=1.0)
+    model = method.dp_ready(build("cnn2-4-8-d0.1", (1, 28, 28), 6), pretrained=True)
+    module, opt = method.private(model, torch.optim.SGD, settings, 16, 1.0, torch.Generator().manual_seed(0))
+    x, y = torch.randint(0, 255, (16, 1, 28, 28), dtype=torch.uint8), torch.randint(0, 6, (16,))
+    assert method.train(module, opt, x, y, 1.0, 3, torch.Generator().manual_seed(1)) == 0
+    assert len(calls) == 3
+
+
 def test_a_model_that_diverged_is_never_released():
-    """A NaN per-example gradient passes Opacus's clipping as NaN: the job refuses to write such a model."""
+    """A model holding NaN or inf (the noisy updates diverged): the job refuses to write it."""
     model = nn.Linear(3, 2)
     method.refuse_non_finite(model)  # finite: nothing to say
     with torch.no_grad():

@@ -44,12 +44,15 @@ def test_clipping_keeps_the_ratio_for_weights_outside_the_range():
 def test_a_nan_weight_is_a_fair_coin_so_every_input_keeps_the_ratio():
     """A diverged client's NaN weight: before, it compared false and always gave the low value, which no
     weight in the box can (Pr[high] >= 1/(e^eps + 1)), an unbounded ratio; now it is the centre's fair coin."""
-    eps, g = 1.0, torch.Generator().manual_seed(3)
-    w = torch.full((200_000,), float("nan"))
-    share = float(twopoint.perturb_bits(w, 0.2, 0.5, eps, g).float().mean())
-    assert share == pytest.approx(0.5, abs=0.005)  # the centre's Pr[high], exactly 1/2
-    lo, hi = 1 / (math.exp(eps) + 1), math.exp(eps) / (math.exp(eps) + 1)  # any weight in the box
-    assert max(hi / 0.5, 0.5 / lo) <= math.exp(eps)
+    eps, g, n = 1.0, torch.Generator().manual_seed(3), 200_000
+    inputs = [float("nan"), float("inf"), -float("inf"), 0.2 - 0.5, 0.2 + 0.5]  # NaN, +-inf, the box's ends
+    shares = [float(twopoint.perturb_bits(torch.full((n,), v), 0.2, 0.5, eps, g).float().mean()) for v in inputs]
+    expected = [0.5, math.exp(eps) / (math.exp(eps) + 1), 1 / (math.exp(eps) + 1)]  # centre, clipped ends
+    assert shares[:3] == pytest.approx(expected, abs=0.005)
+    assert shares[1] == pytest.approx(shares[4], abs=0.005) and shares[2] == pytest.approx(shares[3], abs=0.005)
+    # every pair of inputs, NaN and inf included, keeps both outputs' ratio within e^eps (simulated shares)
+    for p in (torch.tensor(shares), 1 - torch.tensor(shares)):
+        assert float(p.max() / p.min()) <= math.exp(eps) * 1.03
     mixed = twopoint.perturb_bits(torch.tensor([float("nan"), 5.0]), 0.0, 1.0, eps, g)
     assert mixed.dtype == torch.bool and mixed.shape == (2,)
 

@@ -3,6 +3,7 @@ errors that name the key and the allowed values; the scenarios and rows a config
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
@@ -183,14 +184,21 @@ def _cross_check_papers(config: dict) -> list[str]:
 
 
 def _cross_check_ldpfl(config: dict) -> list[str]:
-    """ldpfl names defined scenarios, ranges have r > 0, and Figure 5(d)'s dataset is one of its datasets."""
+    """ldpfl names defined scenarios, ranges are finite with r > 0, and Figure 5(d)'s dataset is one of its datasets."""
     problems, d = [], config["ldpfl"]
     for label, v in d["datasets"].items():
         key = f"ldpfl.datasets.{label}"
         if v["scenario"] not in config["scenarios"]:
             problems.append(f"config key {key}.scenario = {v['scenario']!r} is not a scenario")
-        if v["fixed_range"][1] <= 0:
-            problems.append(f"config key {key}.fixed_range = {v['fixed_range']}: the radius r must be > 0")
+        c, r = v["fixed_range"]
+        if not (math.isfinite(c) and math.isfinite(r) and r > 0):
+            problems.append(
+                f"config key {key}.fixed_range = {v['fixed_range']}: the centre c must be finite and the radius r "
+                "finite and > 0 (Eq. 2 divides by r)"
+            )
+    bad = [r for r in d["radius"]["r"] if not (math.isfinite(r) and r > 0)]
+    if bad:
+        problems.append(f"config key ldpfl.radius.r = {d['radius']['r']}: every radius must be finite and > 0")
     if d["radius"]["dataset"] not in d["datasets"]:
         problems.append(
             f"config key ldpfl.radius.dataset = {d['radius']['dataset']!r} is not one of ldpfl.datasets "

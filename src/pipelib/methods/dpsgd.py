@@ -113,8 +113,9 @@ def private(model: nn.Module, optimizer, settings: DpSgdSettings, n: int, z: flo
 def train(module, opt, x, y, q: float, steps: int, draws: torch.Generator, per_epoch: int = 0) -> int:
     """``steps`` DP-SGD steps: each takes every record with probability ``q`` (from ``draws``); returns the
     steps skipped because none was taken (probability (1 - q)^n each; the guarantee, which counts every
-    planned step, stays an upper bound)."""
-    n, skipped = len(x), 0
+    planned step, stays an upper bound).  A record whose gradient holds NaN or inf adds zero that step
+    (:func:`drop_non_finite`), counted in the log."""
+    n, skipped, dropped = len(x), 0, 0
     for step in range(steps):
         _train_mode(module)
         idx = (torch.rand(n, generator=draws) < q).nonzero().squeeze(1).to(x.device)
@@ -124,16 +125,37 @@ def train(module, opt, x, y, q: float, steps: int, draws: torch.Generator, per_e
         loss = F.cross_entropy(module(loop.scale(x[idx])), y[idx])
         opt.zero_grad(set_to_none=True)
         loss.backward()
+        dropped += drop_non_finite(opt)
         opt.step()
         loop.advance(len(idx))
         if per_epoch and (step + 1) % per_epoch == 0:
             log.info("epoch %d: last loss %.4f", (step + 1) // per_epoch, float(loss.detach()))
+    if dropped:
+        log.warning("DP-SGD: %d per-example gradients held NaN or inf and added zero (training diverged)", dropped)
     return skipped
 
 
+def drop_non_finite(opt) -> int:
+    """Zero every per-example gradient (Opacus's ``grad_sample``, all of one record's tensors) that holds NaN or
+    inf, before Opacus clips them: its norm is NaN or inf, which clipping does not bound (C / inf = 0 times inf
+    is NaN), so one record could make the noisy sum NaN.  Zero has norm 0 <= C: every record's contribution
+    stays within the sensitivity the noise is calibrated to, whatever its data.  Returns how many were zeroed;
+    finite gradients are left as they are."""
+    grads = [p.grad_sample if isinstance(p.grad_sample, torch.Tensor) else torch.cat(p.grad_sample) for p in opt.params]
+    bad = torch.zeros(len(grads[0]), dtype=torch.bool, device=grads[0].device)
+    for g in grads:
+        bad |= ~torch.isfinite(g.reshape(len(g), -1)).all(dim=1)
+    count = int(bad.sum())
+    if count:
+        for p, g in zip(opt.params, grads):
+            p.grad_sample = g.masked_fill(bad.view(-1, *[1] * (g.dim() - 1)), 0.0)
+    return count
+
+
 def refuse_non_finite(model: nn.Module) -> None:
-    """Release nothing from a run that diverged: a per-example gradient with a NaN passes Opacus's clipping as
-    NaN (its norm is NaN), outside the sensitivity the noise is calibrated to, and makes the model NaN."""
+    """Release nothing from a run that diverged.  Non-finite per-example gradients add zero
+    (:func:`drop_non_finite`), so a model holding NaN or inf comes only from the noisy updates themselves
+    (a learning rate too large): refusing it is post-processing of the private updates."""
     bad = [name for name, p in model.named_parameters() if not bool(torch.isfinite(p).all())]
     if bad:
         raise RuntimeError(
