@@ -647,6 +647,29 @@ def test_a_series_has_its_interval_its_fixed_colour_and_hollow_flagged_points(tm
     assert any("flagged" in t.get_text() for t in ax.get_legend().get_texts())
 
 
+def test_figure_4_draws_a_flagged_runs_rounds_hollow_as_its_point(tmp_path, monkeypatch):
+    """The rounds panel repeats the fraction panel's runs: a run flagged there (diverged) is hollow in every
+    round, the others solid in every round, whatever each round's own accuracy."""
+    base = {"dataset": "MNIST", "private": True, "paper_epsilon": 1.0, "range": "fixed", "peak_round": 3}
+    top = [
+        {**base, "panel": "fraction", "x": f, "fraction": f, "run": "r", "accuracy": a, "peak_accuracy": p}
+        for f, a, p in [(0.1, 0.10, 0.45), (1.0, 0.95, 0.95)]
+    ]
+    curve = {0.1: [0.1, 0.45, 0.1], 1.0: [0.1, 0.60, 0.95]}
+    bottom = [
+        {**base, "panel": "rounds", "x": i, "fraction": f, "run": "r", "accuracy": a, "peak_accuracy": max(curve[f])}
+        for f in curve
+        for i, a in enumerate(curve[f])
+    ]
+    data = pd.DataFrame(top + bottom).assign(accuracy_low=lambda t: t.accuracy - 0.01)
+    data["accuracy_high"] = data["accuracy"] + 0.01
+    fig = drawn("p001_fraction_rounds", data, tmp_path, monkeypatch)
+    rounds_ax = next(ax for ax in fig.axes if ax.get_xlabel() == "communication round")
+    hollow = [x for x in rounds_ax.lines if x.get_markerfacecolor() == "white" and len(x.get_xdata())]
+    assert [list(x.get_xdata()) for x in hollow] == [[0.0, 1.0, 2.0]]  # f_r = 0.1's three rounds, and only them
+    assert any("flagged" in t.get_text() for t in rounds_ax.get_legend().get_texts())
+
+
 def test_compare_figure_draws_evaluation_only_rows_apart_from_their_methods_curve(tmp_path, monkeypatch):
     row = {"mechanism": "x", "delta": 1e-6, "delta_vacuous": False, "guarantee_kind": "party", "claim_kind": "party"}
     row |= {"protected_unit": "record", "accuracy_low": 0.3, "accuracy_high": 0.9}

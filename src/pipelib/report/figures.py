@@ -736,6 +736,7 @@ def plot_p001_fraction_rounds(data: pd.DataFrame, out: dict) -> None:
         style.legend_below(top)
         top.set(title=d, xlabel="fraction of clients per round f_r", ylabel="final test accuracy")
         rounds = data[(data["dataset"] == d) & (data["panel"] == "rounds")]
+        run_flagged = dict(zip(g["fraction"], own_flags(g)))  # a run's rounds are hollow where its point is
         for i, (fraction, h) in enumerate(rounds.groupby("fraction")):
             style.accuracy(
                 bottom,
@@ -745,10 +746,12 @@ def plot_p001_fraction_rounds(data: pd.DataFrame, out: dict) -> None:
                 marker="o^sDv"[i % 5],
                 linestyle=("-", "--", ":", "-.")[i % 4],
                 label=f"f_r = {fraction:g}",
+                flagged=pd.Series(bool(run_flagged.get(fraction, False)), index=h.index),
             )
+        style.flag_legend(bottom, [run_flagged.get(f, False) for f in rounds["fraction"].unique()])
         bottom.set(xlabel="communication round", ylabel="test accuracy")
         integer_x(bottom)
-        style.legend_below(bottom, ncol=4)
+        style.legend_below(bottom, ncol=2)
     fig.suptitle(
         "Paper 001, Figure 4 (the paper prints no values)" + flag_caption(data, caption_width(fig, 9)), fontsize=9
     )
